@@ -1,0 +1,142 @@
+/*
+ * latency.c — interrupt latency: how long after pk_job_interrupt() does a
+ * running pk_job_step() return?
+ *
+ * The main thread runs one step with a huge budget; a second thread sleeps a
+ * pseudo-random delay, reads CLOCK_MONOTONIC (t0) and calls pk_job_interrupt;
+ * the main thread reads the clock as soon as the step returns (t1). The
+ * sample is t1 - t0. The mutex and condition variable only hand over the job
+ * and t0 between samples; neither is on the measured path.
+ */
+#include "bench.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lat_shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pk_job *job;          /* the job the next interrupt goes to */
+    int armed;            /* main -> interrupter: a step is about to start */
+    int fired;            /* interrupter -> main: the interrupt was sent, t0 set */
+    int quit;
+    uint64_t t0_ns;
+    uint64_t lo_ns, hi_ns, rng;
+} lat_shared;
+
+static void *interrupter(void *arg)
+{
+    lat_shared *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->armed && !s->quit)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->quit)
+            break;
+        s->armed = 0;
+        pk_job *job = s->job;
+        uint64_t delay = s->lo_ns + bench_rng(&s->rng) % (s->hi_ns - s->lo_ns + 1);
+        pthread_mutex_unlock(&s->mu);
+
+        bench_sleep_ns(delay);
+        uint64_t t0 = bench_now_ns();
+        pk_job_interrupt(job);
+
+        pthread_mutex_lock(&s->mu);
+        s->t0_ns = t0;
+        s->fired = 1;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+bench_latency bench_interrupt_latency(const char *workload, const char *candidate,
+                                      const pk_options *opt, const bench_expect *expect,
+                                      size_t want, double min_delay, double max_delay,
+                                      double time_cap, uint64_t seed)
+{
+    bench_latency out;
+    memset(&out, 0, sizeof out);
+    double *lat = bench_xmalloc(want * sizeof *lat);
+
+    lat_shared s;
+    memset(&s, 0, sizeof s);
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    s.lo_ns = (uint64_t)(min_delay * 1e9);
+    s.hi_ns = (uint64_t)(max_delay * 1e9);
+    if (s.hi_ns < s.lo_ns)
+        s.hi_ns = s.lo_ns;
+    s.rng = seed;
+
+    pthread_t th;
+    if (pthread_create(&th, NULL, interrupter, &s) != 0)
+        bench_die("%s: pthread_create failed", workload);
+
+    pk_job *job = NULL;
+    double start = bench_now();
+    while (out.samples < want && bench_now() - start < time_cap) {
+        if (job == NULL) {
+            int st = pk_job_create(candidate, opt, &job);
+            if (st != PK_OK)
+                bench_die("%s: pk_job_create returned %s", workload, pk_status_name(st));
+            pk_progress pg;
+            memset(&pg, 0, sizeof pg);
+            pg.size = sizeof pg;
+            if (pk_job_progress(job, &pg) != PK_OK)
+                bench_die("%s: pk_job_progress failed", workload);
+            out.path = pg.path;
+        }
+
+        pthread_mutex_lock(&s.mu);
+        s.job = job;
+        s.fired = 0;
+        s.armed = 1;
+        pthread_cond_broadcast(&s.cv);
+        pthread_mutex_unlock(&s.mu);
+
+        int st;
+        do
+            st = pk_job_step(job, BENCH_BIG_BUDGET);
+        while (st == PK_MORE);
+        uint64_t t1 = bench_now_ns();
+
+        pthread_mutex_lock(&s.mu);
+        while (!s.fired)
+            pthread_cond_wait(&s.cv, &s.mu);
+        uint64_t t0 = s.t0_ns;
+        pthread_mutex_unlock(&s.mu);
+
+        if (st == PK_INTERRUPTED) {
+            if (t1 < t0)
+                bench_die("%s: the step returned PK_INTERRUPTED before the interrupt", workload);
+            lat[out.samples++] = (double)(t1 - t0) * 1e-9;
+        } else if (st == PK_DONE) {
+            /* Finished before the interrupt landed: no sample. The job went
+             * through many interrupted steps, so its answer is a resume test. */
+            out.missed++;
+            bench_pk_check(workload, job, candidate, expect);
+            pk_job_destroy(job);
+            job = NULL;
+        } else {
+            bench_die("%s: pk_job_step returned %d (%s)", workload, st, pk_status_name(st));
+        }
+    }
+
+    pthread_mutex_lock(&s.mu);
+    s.quit = 1;
+    pthread_cond_broadcast(&s.cv);
+    pthread_mutex_unlock(&s.mu);
+    pthread_join(th, NULL);
+    pk_job_destroy(job);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv);
+
+    out.median_s = bench_median(lat, out.samples);
+    out.p99_s = bench_quantile(lat, out.samples, 0.99);
+    out.worst_s = bench_max(lat, out.samples);
+    free(lat);
+    return out;
+}

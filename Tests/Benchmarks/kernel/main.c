@@ -1,0 +1,703 @@
+/*
+ * main.c — pk-bench: the PrimeKit kernel benchmark (issue 3 item 5, issue 4).
+ *
+ * Runs each workload through the public C API and through a plain C peer in
+ * the same process, interleaved (PrimeKit, peer, PrimeKit, peer, ...), checks
+ * every PrimeKit answer, and prints one table of medians and same-run ratios,
+ * followed by the two-thread split and the interrupt latencies.
+ *
+ *   pk-bench [--quick] [--runs N] [--simd auto|portable|avx2|avx512] [--only LIST]
+ *
+ * See README.md for the columns.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define W1_N      "18446744073709551557"
+#define W1B_P     "4294967279"
+#define W1B_Q     "4294967291"
+#define W1B_N     "18446743979220271189"      /* W1B_P * W1B_Q */
+#define W2_BOUND  10000000u
+#define W2_BOUND_S "10000000"
+#define W2_DIGITS  100000u
+#define W2P_DIGITS 1000000u
+#define W2_SEED    20261123ul
+#define W2P_SEED   20261124ul
+#define TWO32      UINT64_C(4294967296)
+
+/* ------------------------------------------------------------ settings */
+
+typedef struct settings {
+    int quick;
+    int runs;
+    int simd;
+    int simd_forced;
+    const char *only;             /* comma-separated workload keys, or NULL */
+    const char *self;             /* path of this executable, for fresh processes */
+} settings;
+
+static settings S;
+
+static int wanted(const char *key)
+{
+    if (S.only == NULL)
+        return 1;
+    size_t k = strlen(key);
+    for (const char *p = S.only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == k && strncmp(p, key, k) == 0)
+            return 1;
+        p += n + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------------- rows */
+
+#define MAX_RUNS 100
+
+typedef struct row {
+    char name[32];
+    const char *path;
+    char simd[24];
+    int runs, peer_runs;
+    double pk[MAX_RUNS], peer[MAX_RUNS], ratio[MAX_RUNS];
+    int ratios;
+    uint64_t pk_divisors, peer_divisors;
+    char note[64];
+} row;
+
+static row rows[16];
+static size_t nrows;
+
+static row *row_new(const char *name)
+{
+    row *r = &rows[nrows++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+/* ---------------------------------------------------------------- CPU */
+
+static int cpu_has(const char *flag)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (strcmp(flag, "avx2") == 0) return __builtin_cpu_supports("avx2");
+    if (strcmp(flag, "fma") == 0) return __builtin_cpu_supports("fma");
+    if (strcmp(flag, "avx512f") == 0) return __builtin_cpu_supports("avx512f");
+    if (strcmp(flag, "avx512dq") == 0) return __builtin_cpu_supports("avx512dq");
+#else
+    (void)flag;
+#endif
+    return 0;
+}
+
+/* What pk_options.simd asks for, and under "auto" what the CPU flags say the
+ * kernel will pick (the API reports the arithmetic path, not the SIMD one). */
+static void simd_label(int simd, int path, char *buf, size_t cap)
+{
+    if (path == PK_PATH_GMP) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    if (simd != PK_SIMD_AUTO) {
+        snprintf(buf, cap, "%s", bench_simd_name(simd));
+        return;
+    }
+    const char *guess = "portable";
+    if (cpu_has("avx512f") && cpu_has("avx512dq"))
+        guess = "avx512";
+    else if (cpu_has("avx2") && cpu_has("fma"))
+        guess = "avx2";
+    snprintf(buf, cap, "auto:%s", guess);
+}
+
+/* ------------------------------------------------------ fresh process */
+
+/* Child side: read the candidate on stdin, run it once in this brand-new
+ * process, print "seconds divisors path". */
+static int child_fresh(int simd, const char *bound)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *buf = bench_xmalloc(cap);
+    for (;;) {
+        if (len + 1 == cap) {
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (nb == NULL)
+                bench_die("child: out of memory");
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, stdin);
+        if (got == 0)
+            break;
+        len += got;
+    }
+    buf[len] = '\0';
+
+    pk_options opt;
+    bench_options(&opt, simd, NULL, bound);
+    bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, buf, PK_COFACTOR_UNKNOWN};
+    bench_pk_run r = bench_pk_timed("fresh-process run", buf, &opt, &ex);
+    printf("%.9f %llu %d\n", r.seconds, (unsigned long long)r.divisors_tested, r.path);
+    free(buf);
+    return 0;
+}
+
+/* Parent side: run the candidate in a new process (no cache of any earlier
+ * job can exist there). Aborts when the child fails or answers wrongly. */
+static bench_pk_run run_fresh(const char *workload, const char *candidate)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0)
+        bench_die("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        bench_die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        char simd[16];
+        snprintf(simd, sizeof simd, "%d", S.simd);
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        execl(S.self, S.self, "--child-fresh", simd, W2_BOUND_S, (char *)NULL);
+        fprintf(stderr, "pk-bench: exec %s: %s\n", S.self, strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    size_t len = strlen(candidate), off = 0;
+    while (off < len) {
+        ssize_t w = write(in[1], candidate + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* the child died; waitpid reports it */
+        off += (size_t)w;
+    }
+    close(in[1]);
+    char line[256];
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(out[0], line + got, sizeof line - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        if (got == sizeof line - 1)
+            break;
+    }
+    line[got] = '\0';
+    close(out[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        bench_die("%s: the fresh-process run failed (see its message above)", workload);
+    bench_pk_run run;
+    unsigned long long div = 0;
+    if (sscanf(line, "%lf %llu %d", &run.seconds, &div, &run.path) != 3)
+        bench_die("%s: unreadable reply from the fresh process: %s", workload, line);
+    run.divisors_tested = div;
+    return run;
+}
+
+/* ---------------------------------------------------------- workloads */
+
+static void u64_workload(const char *key, const char *name, const char *n_dec,
+                         const bench_expect *ex, int stop_at_first, uint64_t want_peer)
+{
+    if (!wanted(key))
+        return;
+    row *r = row_new(name);
+    pk_options opt;
+    bench_options(&opt, S.simd, NULL, NULL);
+    uint64_t n = strtoull(n_dec, NULL, 10);
+    uint64_t limit = decimal_isqrt_u64(n_dec);
+    if (limit > TWO32)
+        limit = TWO32;
+    fprintf(stderr, "%s: n = %s, divisors to %llu\n", name, n_dec, (unsigned long long)limit);
+    for (int i = 0; i < S.runs; i++) {
+        bench_pk_run a = bench_pk_timed(name, n_dec, &opt, ex);
+        uint64_t tested = 0;
+        double t0 = bench_now();
+        uint64_t f = peer_u64(n, limit, stop_at_first, &tested);
+        double b = bench_now() - t0;
+        if (f != want_peer)
+            bench_die("%s: the peer found %llu, expected %llu", name, (unsigned long long)f,
+                      (unsigned long long)want_peer);
+        r->pk[i] = a.seconds;
+        r->peer[i] = b;
+        r->ratio[r->ratios++] = b / a.seconds;
+        r->pk_divisors = a.divisors_tested;
+        r->peer_divisors = tested;
+        r->path = bench_path_name(a.path);
+        simd_label(S.simd, a.path, r->simd, sizeof r->simd);
+        if (a.path != PK_PATH_U64)
+            bench_die("%s: job started on path %s, expected u64", name, r->path);
+        bench_note("run %d/%d: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1, S.runs,
+                   a.seconds, b, b / a.seconds);
+    }
+    r->runs = r->peer_runs = S.runs;
+}
+
+static void w128_workload(const char *n_dec, const char *cofactor)
+{
+    if (!wanted("w128"))
+        return;
+#ifndef __SIZEOF_INT128__
+    fprintf(stderr, "W128: skipped (no unsigned __int128 in this compiler)\n");
+    return;
+#else
+    row *r = row_new("W128");
+    const char *factors[] = {W1B_Q};
+    bench_expect ex = {PK_PRIME_NO, 1, factors, cofactor, PK_COFACTOR_PROBABLE_PRIME};
+    pk_options opt;
+    bench_options(&opt, S.simd, NULL, NULL);
+    unsigned __int128 n = 0;
+    for (const char *p = n_dec; *p; p++)
+        n = n * 10 + (unsigned)(*p - '0');
+    uint64_t hi = (uint64_t)(n >> 64), lo = (uint64_t)n;
+    fprintf(stderr, "W128: n = %s, divisors to 2^32\n", n_dec);
+    for (int i = 0; i < S.runs; i++) {
+        bench_pk_run a = bench_pk_timed("W128", n_dec, &opt, &ex);
+        uint64_t tested = 0;
+        double t0 = bench_now();
+        uint64_t f = peer_u128(hi, lo, TWO32, 0, &tested);
+        double b = bench_now() - t0;
+        if (f != 4294967291u)
+            bench_die("W128: the peer found %llu, expected 4294967291", (unsigned long long)f);
+        if (a.path != PK_PATH_U128)
+            bench_die("W128: job started on path %s, expected u128", bench_path_name(a.path));
+        r->pk[i] = a.seconds;
+        r->peer[i] = b;
+        r->ratio[r->ratios++] = b / a.seconds;
+        r->pk_divisors = a.divisors_tested;
+        r->peer_divisors = tested;
+        r->path = bench_path_name(a.path);
+        simd_label(S.simd, a.path, r->simd, sizeof r->simd);
+        bench_note("run %d/%d: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1, S.runs,
+                   a.seconds, b, b / a.seconds);
+    }
+    r->runs = r->peer_runs = S.runs;
+#endif
+}
+
+/* W2: fresh process (A), warm in this process (A'), peer (B), interleaved. */
+static void w2_workload(const char *cand)
+{
+    row *fresh = row_new("W2 fresh");
+    row *warm = row_new("W2 warm");
+    bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, cand, PK_COFACTOR_UNKNOWN};
+    pk_options opt;
+    bench_options(&opt, S.simd, NULL, W2_BOUND_S);
+
+    /* The first job on this candidate in this process is the warm-up. */
+    bench_pk_run w = bench_pk_timed("W2 warm-up", cand, &opt, &ex);
+    bench_note("warm-up run in this process: %.3f s (not counted)", w.seconds);
+    for (int i = 0; i < S.runs; i++) {
+        bench_pk_run a = run_fresh("W2 fresh", cand);
+        bench_pk_run a2 = bench_pk_timed("W2 warm", cand, &opt, &ex);
+        uint64_t tested = 0;
+        double t0 = bench_now();
+        uint64_t f = peer_gmp(cand, W2_BOUND, &tested);
+        double b = bench_now() - t0;
+        if (f != 0)
+            bench_die("W2: the peer found the factor %llu in a survivor", (unsigned long long)f);
+        if (a.path != PK_PATH_GMP || a2.path != PK_PATH_GMP)
+            bench_die("W2: job started on path %s, expected gmp", bench_path_name(a.path));
+        fresh->pk[i] = a.seconds;
+        warm->pk[i] = a2.seconds;
+        fresh->peer[i] = warm->peer[i] = b;
+        fresh->ratio[fresh->ratios++] = b / a.seconds;
+        warm->ratio[warm->ratios++] = b / a2.seconds;
+        fresh->pk_divisors = a.divisors_tested;
+        warm->pk_divisors = a2.divisors_tested;
+        fresh->peer_divisors = warm->peer_divisors = tested;
+        bench_note("run %d/%d: PrimeKit fresh %.3f s, warm %.3f s, peer %.3f s", i + 1, S.runs,
+                   a.seconds, a2.seconds, b);
+    }
+    for (row *r = fresh; r <= warm; r++) {
+        r->runs = r->peer_runs = S.runs;
+        r->path = "gmp";
+        snprintf(r->simd, sizeof r->simd, "-");
+    }
+    snprintf(warm->note, sizeof warm->note, "peer times shared with W2 fresh");
+}
+
+/* W2': PrimeKit in fresh processes (up to --runs, fewer when a run is slow),
+ * the ~25 s peer once. */
+static void w2p_workload(const char *cand)
+{
+    row *r = row_new("W2' fresh");
+    int pk_runs = 0;
+    for (int i = 0; i < S.runs; i++) {
+        bench_pk_run a = run_fresh("W2'", cand);
+        if (a.path != PK_PATH_GMP)
+            bench_die("W2': job started on path %s, expected gmp", bench_path_name(a.path));
+        r->pk[pk_runs++] = a.seconds;
+        r->pk_divisors = a.divisors_tested;
+        bench_note("PrimeKit run %d: %.3f s", i + 1, a.seconds);
+        if (i == 0) {
+            uint64_t tested = 0;
+            double t0 = bench_now();
+            uint64_t f = peer_gmp(cand, W2_BOUND, &tested);
+            double b = bench_now() - t0;
+            if (f != 0)
+                bench_die("W2': the peer found the factor %llu in a survivor",
+                          (unsigned long long)f);
+            r->peer[0] = b;
+            r->peer_divisors = tested;
+            bench_note("peer (once): %.3f s", b);
+        }
+        if (a.seconds > 5.0)
+            break;  /* a slow kernel: one run says enough */
+    }
+    r->runs = pk_runs;
+    r->peer_runs = 1;
+    for (int i = 0; i < pk_runs; i++)
+        r->ratio[r->ratios++] = r->peer[0] / r->pk[i];
+    r->path = "gmp";
+    snprintf(r->simd, sizeof r->simd, "-");
+    snprintf(r->note, sizeof r->note, "peer ran once");
+}
+
+/* ---------------------------------------------------- two-thread split */
+
+typedef struct piece {
+    const char *from, *bound;
+    pk_job *job;
+} piece;
+
+static void *piece_thread(void *arg)
+{
+    piece *p = arg;
+    pk_options opt;
+    bench_options(&opt, S.simd, p->from, p->bound);
+    int st = pk_job_create(W1B_N, &opt, &p->job);
+    if (st != PK_OK)
+        bench_die("W1b split: pk_job_create returned %s", pk_status_name(st));
+    bench_pk_finish("W1b split", p->job);
+    return NULL;
+}
+
+typedef struct split_result {
+    int pairs;
+    double one[MAX_RUNS], two[MAX_RUNS], ratio[MAX_RUNS];
+} split_result;
+
+static split_result split;
+
+static void split_workload(void)
+{
+    const char *factors[] = {W1B_P, W1B_Q};
+    bench_expect ex = {PK_PRIME_NO, 2, factors, "1", PK_COFACTOR_ONE};
+    uint64_t root = decimal_isqrt_u64(W1B_N);
+    char mid_s[24], mid1_s[24], root_s[24];
+    snprintf(mid_s, sizeof mid_s, "%llu", (unsigned long long)(root / 2));
+    snprintf(mid1_s, sizeof mid1_s, "%llu", (unsigned long long)(root / 2 + 1));
+    snprintf(root_s, sizeof root_s, "%llu", (unsigned long long)root);
+    pk_options opt;
+    bench_options(&opt, S.simd, NULL, NULL);
+    int pairs = S.quick ? 2 : S.runs;
+    fprintf(stderr, "W1b split: [2, %s] and [%s, %s] on two threads vs one thread\n", mid_s,
+            mid1_s, root_s);
+    for (int i = 0; i < pairs; i++) {
+        bench_pk_run a = bench_pk_timed("W1b 1 thread", W1B_N, &opt, &ex);
+
+        piece p[2] = {{"2", mid_s, NULL}, {mid1_s, root_s, NULL}};
+        pthread_t th[2];
+        double t0 = bench_now();
+        for (int k = 0; k < 2; k++)
+            if (pthread_create(&th[k], NULL, piece_thread, &p[k]) != 0)
+                bench_die("pthread_create failed");
+        for (int k = 0; k < 2; k++)
+            pthread_join(th[k], NULL);
+        pk_job *pieces[2] = {p[0].job, p[1].job}, *merged = NULL;
+        int st = pk_job_merge(pieces, 2, &merged);
+        double b = bench_now() - t0;
+        if (st != PK_OK)
+            bench_die("W1b split: pk_job_merge returned %s", pk_status_name(st));
+        bench_pk_check("W1b split (merged)", merged, W1B_N, &ex);
+        pk_job_destroy(merged);
+        pk_job_destroy(p[0].job);
+        pk_job_destroy(p[1].job);
+
+        split.one[i] = a.seconds;
+        split.two[i] = b;
+        split.ratio[i] = a.seconds / b;
+        bench_note("pair %d/%d: 1 thread %.3f s, 2 threads %.3f s, ratio %.2f", i + 1, pairs,
+                   a.seconds, b, a.seconds / b);
+    }
+    split.pairs = pairs;
+}
+
+/* ------------------------------------------------------------ latency */
+
+typedef struct lat_row {
+    const char *name;
+    bench_latency l;
+    int ran;
+    const char *skipped;
+} lat_row;
+
+static lat_row lat_rows[4] = {
+    {"64-bit (W1)", {0}, 0, NULL},
+    {"128-bit (W128)", {0}, 0, NULL},
+    {"GMP 100,000 digits", {0}, 0, NULL},
+    {"GMP 1,000,000 digits", {0}, 0, NULL},
+};
+
+static void latency_one(int idx, const char *cand, const char *bound, const bench_expect *ex,
+                        size_t want, double lo, double hi, double cap, int want_path)
+{
+    pk_options opt;
+    bench_options(&opt, S.simd, NULL, bound);
+    fprintf(stderr, "latency %s: up to %zu samples, delays %.1f-%.1f ms\n", lat_rows[idx].name,
+            want, lo * 1e3, hi * 1e3);
+    lat_rows[idx].l = bench_interrupt_latency(lat_rows[idx].name, cand, &opt, ex, want, lo, hi,
+                                              cap, UINT64_C(0x5EED0000) + (uint64_t)idx);
+    lat_rows[idx].ran = 1;
+    if (lat_rows[idx].l.path != want_path)
+        bench_die("latency %s: job on path %s", lat_rows[idx].name,
+                  bench_path_name(lat_rows[idx].l.path));
+    bench_note("%zu samples (%zu steps finished first), median %.1f us, worst %.1f us",
+               lat_rows[idx].l.samples, lat_rows[idx].l.missed, lat_rows[idx].l.median_s * 1e6,
+               lat_rows[idx].l.worst_s * 1e6);
+}
+
+/* -------------------------------------------------------------- table */
+
+static void print_secs(double s)
+{
+    if (s != s)
+        printf(" %10s", "-");
+    else
+        printf(" %10.3f", s);
+}
+
+static void print_rate(uint64_t divisors, double s)
+{
+    if (s != s || s <= 0 || divisors == 0)
+        printf(" %11s", "-");
+    else
+        printf(" %11.1f", (double)divisors / s / 1e6);
+}
+
+static void print_table(void)
+{
+    printf("\n%-10s %-5s %-13s %4s %10s %10s %10s %10s %8s %11s %11s  %s\n", "workload",
+           "path", "simd", "runs", "PK med s", "PK min s", "peer med s", "peer min s",
+           "peer/PK", "PK Mdiv/s", "peer Mdiv/s", "note");
+    for (size_t i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        double pkm = bench_median(r->pk, (size_t)r->runs);
+        double pem = bench_median(r->peer, (size_t)r->peer_runs);
+        printf("%-10s %-5s %-13s %4d", r->name, r->path ? r->path : "?", r->simd, r->runs);
+        print_secs(pkm);
+        print_secs(bench_min(r->pk, (size_t)r->runs));
+        print_secs(pem);
+        print_secs(bench_min(r->peer, (size_t)r->peer_runs));
+        printf(" %7.1fx", bench_median(r->ratio, (size_t)r->ratios));
+        print_rate(r->pk_divisors, pkm);
+        print_rate(r->peer_divisors, pem);
+        printf("  %s\n", r->note);
+    }
+    if (split.pairs > 0) {
+        printf("\nW1b split by divisor range, %d pairs: 1 thread med %.3f s (min %.3f), "
+               "2 threads med %.3f s (min %.3f), 1-thread/2-thread %.2fx (median of pairs)\n",
+               split.pairs, bench_median(split.one, (size_t)split.pairs),
+               bench_min(split.one, (size_t)split.pairs),
+               bench_median(split.two, (size_t)split.pairs),
+               bench_min(split.two, (size_t)split.pairs),
+               bench_median(split.ratio, (size_t)split.pairs));
+    }
+    int any = 0;
+    for (int i = 0; i < 4; i++)
+        any |= lat_rows[i].ran || lat_rows[i].skipped;
+    if (any) {
+        printf("\n%-22s %-5s %8s %8s %11s %11s %11s\n", "interrupt latency", "path", "samples",
+               "missed", "median us", "p99 us", "worst us");
+        for (int i = 0; i < 4; i++) {
+            lat_row *l = &lat_rows[i];
+            if (l->skipped) {
+                printf("%-22s %s\n", l->name, l->skipped);
+                continue;
+            }
+            if (!l->ran)
+                continue;
+            printf("%-22s %-5s %8zu %8zu %11.1f %11.1f %11.1f\n", l->name,
+                   bench_path_name(l->l.path), l->l.samples, l->l.missed,
+                   l->l.median_s * 1e6, l->l.p99_s * 1e6, l->l.worst_s * 1e6);
+        }
+    }
+}
+
+/* --------------------------------------------------------------- main */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pk-bench [--quick] [--runs N] [--simd auto|portable|avx2|avx512]\n"
+            "                [--only w1,w1b,w128,w2,w2p,split,lat]\n"
+            "  --quick   1 run per workload, no W2' and no 1,000,000-digit latency (< 1 min)\n"
+            "  --runs N  timed runs per workload (default 5; the W2' peer always runs once)\n"
+            "  --simd S  force pk_options.simd (default: pk_options_init, i.e. PRIMEKIT_SIMD or auto)\n"
+            "  --only L  run only the listed workloads\n");
+}
+
+static int parse_simd(const char *s)
+{
+    if (strcmp(s, "auto") == 0) return PK_SIMD_AUTO;
+    if (strcmp(s, "portable") == 0) return PK_SIMD_PORTABLE;
+    if (strcmp(s, "avx2") == 0) return PK_SIMD_AVX2;
+    if (strcmp(s, "avx512") == 0) return PK_SIMD_AVX512;
+    fprintf(stderr, "pk-bench: unknown --simd value '%s'\n", s);
+    usage(stderr);
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--child-fresh") == 0)
+        return child_fresh(atoi(argv[2]), argv[3]);
+
+    static char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl > 0) {
+        self[sl] = '\0';
+        S.self = self;
+    } else {
+        S.self = argv[0];
+    }
+
+    pk_options defaults;
+    pk_options_init(&defaults);
+    S.simd = defaults.simd;
+    int runs = -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            S.quick = 1;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+            if (runs < 1 || runs > MAX_RUNS) {
+                fprintf(stderr, "pk-bench: --runs must be 1..%d\n", MAX_RUNS);
+                return 1;
+            }
+        } else if (strcmp(argv[i], "--simd") == 0 && i + 1 < argc) {
+            S.simd = parse_simd(argv[++i]);
+            S.simd_forced = 1;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            S.only = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "pk-bench: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 1;
+        }
+    }
+    S.runs = runs > 0 ? runs : (S.quick ? 1 : 5);
+    signal(SIGPIPE, SIG_IGN);
+
+    const char *env = getenv("PRIMEKIT_SIMD");
+    printf("PrimeKit kernel benchmark: library %s (header %d.%d.%d), %s mode, %d run%s per workload\n",
+           pk_version_string(), PK_VERSION_MAJOR, PK_VERSION_MINOR, PK_VERSION_PATCH,
+           S.quick ? "quick" : "full", S.runs, S.runs == 1 ? "" : "s");
+    printf("CPU flags (__builtin_cpu_supports): avx2=%d fma=%d avx512f=%d avx512dq=%d%s\n",
+           cpu_has("avx2"), cpu_has("fma"), cpu_has("avx512f"), cpu_has("avx512dq"),
+#if defined(__x86_64__) || defined(__i386__)
+           ""
+#else
+           " (not x86: no flags)"
+#endif
+    );
+    printf("pk_options.simd = %s (%s; PRIMEKIT_SIMD=%s)\n", bench_simd_name(S.simd),
+           S.simd_forced ? "forced by --simd" : "from pk_options_init", env ? env : "unset");
+    fflush(stdout);
+
+    /* Candidates (construction time is reported, never counted). */
+    char *w128_cof = NULL;
+    char *w128 = make_w128(&w128_cof);
+    char *w2 = NULL, *w2p = NULL;
+    if (wanted("w2") || wanted("lat")) {
+        double t0 = bench_now();
+        w2 = make_survivor(W2_DIGITS, W2_SEED);
+        printf("W2 candidate: %u digits, built in %.3f s (not timed)\n", W2_DIGITS,
+               bench_now() - t0);
+    }
+    if (!S.quick && (wanted("w2p") || wanted("lat"))) {
+        double t0 = bench_now();
+        w2p = make_survivor(W2P_DIGITS, W2P_SEED);
+        printf("W2' candidate: %u digits, built in %.3f s (not timed)\n", W2P_DIGITS,
+               bench_now() - t0);
+    }
+    fflush(stdout);
+
+    const char *w1_factors[] = {W1_N};
+    bench_expect w1_ex = {PK_PRIME_YES, 1, w1_factors, "1", PK_COFACTOR_ONE};
+    const char *w1b_factors[] = {W1B_P, W1B_Q};
+    bench_expect w1b_ex = {PK_PRIME_NO, 2, w1b_factors, "1", PK_COFACTOR_ONE};
+    const char *w128_factors[] = {W1B_Q};
+    bench_expect w128_ex = {PK_PRIME_NO, 1, w128_factors, w128_cof, PK_COFACTOR_PROBABLE_PRIME};
+
+    u64_workload("w1", "W1", W1_N, &w1_ex, 0, 0);
+    u64_workload("w1b", "W1b", W1B_N, &w1b_ex, 1, 4294967279u);
+    w128_workload(w128, w128_cof);
+    if (wanted("w2")) {
+        fprintf(stderr, "W2: %u digits, bound %u\n", W2_DIGITS, W2_BOUND);
+        w2_workload(w2);
+    }
+    if (wanted("w2p")) {
+        if (S.quick) {
+            row *r = row_new("W2'");
+            r->path = "gmp";
+            snprintf(r->simd, sizeof r->simd, "-");
+            snprintf(r->note, sizeof r->note, "skipped (--quick)");
+            r->runs = r->peer_runs = 0;
+        } else {
+            fprintf(stderr, "W2': %u digits, bound %u\n", W2P_DIGITS, W2_BOUND);
+            w2p_workload(w2p);
+        }
+    }
+    if (wanted("split"))
+        split_workload();
+    if (wanted("lat")) {
+        size_t fast = S.quick ? 200 : 500, gmp = S.quick ? 200 : 300;
+        double cap = S.quick ? 4.0 : 10.0;
+        latency_one(0, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64);
+        latency_one(1, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128);
+        bench_expect w2_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2, PK_COFACTOR_UNKNOWN};
+        latency_one(2, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, cap, PK_PATH_GMP);
+        if (S.quick) {
+            lat_rows[3].skipped = "skipped (--quick)";
+        } else {
+            bench_expect w2p_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2p, PK_COFACTOR_UNKNOWN};
+            latency_one(3, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP);
+        }
+    }
+
+    print_table();
+    printf("\nAll PrimeKit answers checked. Ratios are medians of same-run pairs "
+           "(PrimeKit, peer, PrimeKit, peer, ...).\n");
+    free(w128);
+    free(w128_cof);
+    free(w2);
+    free(w2p);
+    return 0;
+}
