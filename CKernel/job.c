@@ -1,0 +1,303 @@
+/*
+ * job.c — job lifecycle, the step loop, progress and the factor list.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pk_internal.h"
+
+_Static_assert(sizeof(unsigned long) == 8, "the kernel assumes an LP64 platform");
+
+pk_job *pk_job_alloc(void)
+{
+    pk_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    atomic_init(&job->interrupt, 0);
+    mpz_init(job->n);
+    mpz_init(job->cof);
+    pk_sieve_init(&job->sieve);
+    job->max_digits = PK_DEFAULT_MAX_DIGITS;
+    job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
+    return job;
+}
+
+void pk_job_destroy(pk_job *job)
+{
+    if (!job)
+        return;
+    for (size_t i = 0; i < job->factor_count; i++)
+        mpz_clear(job->factors[i].prime);
+    free(job->factors);
+    mpz_clear(job->n);
+    mpz_clear(job->cof);
+    pk_tdgmp_release(job);
+    pk_sieve_free(&job->sieve);
+    free(job);
+}
+
+void pk_job_interrupt(pk_job *job)
+{
+    if (job)
+        atomic_store_explicit(&job->interrupt, 1, memory_order_release);
+}
+
+int pk_job_take_interrupt(pk_job *job)
+{
+    if (!atomic_load_explicit(&job->interrupt, memory_order_relaxed))
+        return 0;
+    return atomic_exchange_explicit(&job->interrupt, 0, memory_order_acq_rel) != 0;
+}
+
+void pk_job_refresh_bound(pk_job *job)
+{
+    uint64_t b = job->bound;
+    if (mpz_sizeinbase(job->cof, 2) <= 128) {
+        mpz_t r;
+        mpz_init(r);
+        mpz_sqrt(r, job->cof);
+        if (mpz_cmp_ui(r, b) < 0)
+            b = mpz_get_ui(r);
+        mpz_clear(r);
+    }
+    job->eff_bound = b;
+}
+
+void pk_job_update_percent(pk_job *job)
+{
+    double p;
+    if (job->done) {
+        p = 100.0;
+    } else if (job->next > job->eff_bound) {
+        p = 99.999;
+    } else {
+        double span = (double)(job->eff_bound - job->from) + 1.0;
+        p = 100.0 * (double)(job->next - job->from) / span;
+        if (p > 99.999)
+            p = 99.999;
+    }
+    if (p > job->percent)
+        job->percent = p;
+}
+
+int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e)
+{
+    size_t i = 0;
+    while (i < job->factor_count && mpz_cmp(job->factors[i].prime, p) < 0)
+        i++;
+    if (i < job->factor_count && mpz_cmp(job->factors[i].prime, p) == 0) {
+        job->factors[i].exponent += e;
+        return PK_OK;
+    }
+    if (job->factor_count == job->factor_cap) {
+        size_t cap = job->factor_cap ? 2 * job->factor_cap : 8;
+        pk_factor *f = realloc(job->factors, cap * sizeof *f);
+        if (!f)
+            return PK_E_NOMEM;
+        job->factors = f;
+        job->factor_cap = cap;
+    }
+    memmove(&job->factors[i + 1], &job->factors[i], (job->factor_count - i) * sizeof *job->factors);
+    mpz_init_set(job->factors[i].prime, p);
+    job->factors[i].exponent = e;
+    job->factor_count++;
+    return PK_OK;
+}
+
+int pk_job_divide_out(pk_job *job, uint64_t d)
+{
+    /* A range that starts above 2 can meet composites whose primes lie
+       below it: only proven primes are divided out. */
+    if (!pk_is_prime_u64(d))
+        return 0;
+    uint64_t e = 0;
+    while (mpz_divisible_ui_p(job->cof, d)) {
+        mpz_divexact_ui(job->cof, job->cof, d);
+        e++;
+    }
+    if (e == 0)
+        return 0;
+    mpz_t p;
+    mpz_init_set_ui(p, d);
+    int rc = pk_job_add_factor(job, p, e);
+    mpz_clear(p);
+    if (rc != PK_OK)
+        return rc; /* cof already reduced; the factor list is short one entry */
+    pk_job_refresh_bound(job);
+    return 1;
+}
+
+int pk_job_finish(pk_job *job)
+{
+    int status = PK_COFACTOR_ONE;
+    if (mpz_cmp_ui(job->cof, 1) != 0) {
+        /* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
+        int proven = 0;
+        if (job->from <= 2) {
+            mpz_t sq;
+            mpz_init_set_ui(sq, job->next);
+            mpz_mul(sq, sq, sq);
+            proven = mpz_cmp(sq, job->cof) > 0;
+            mpz_clear(sq);
+        }
+        int bpsw = -1;
+        if (!proven) {
+            if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits)
+                bpsw = pk_bpsw(job->cof);
+        }
+        if (proven || bpsw == 2) {
+            int rc = pk_job_add_factor(job, job->cof, 1);
+            if (rc != PK_OK)
+                return rc;
+            mpz_set_ui(job->cof, 1);
+            status = PK_COFACTOR_ONE;
+        } else if (bpsw == 1) {
+            status = PK_COFACTOR_PROBABLE_PRIME;
+        } else if (bpsw == 0) {
+            status = PK_COFACTOR_COMPOSITE;
+        } else {
+            status = PK_COFACTOR_UNKNOWN;
+        }
+    }
+    job->cof_status = status;
+    job->done = 1;
+    job->percent = 100.0;
+    pk_tdgmp_release(job);
+    return PK_OK;
+}
+
+static int configure(pk_job *job, const char *candidate, const pk_options *o)
+{
+    size_t len = strlen(candidate);
+    if (!pk_is_canonical_decimal(candidate, len))
+        return PK_E_PARSE;
+    if (len > o->max_digits)
+        return PK_E_TOO_LARGE;
+    if (len == 1 && candidate[0] < '2')
+        return PK_E_RANGE;
+    if (mpz_set_str(job->n, candidate, 10) != 0)
+        return PK_E_PARSE;
+    mpz_set(job->cof, job->n);
+
+    uint64_t from = 2, bound;
+    if (o->from) {
+        if (pk_parse_u64_saturating(o->from, strlen(o->from), &from) != PK_OK)
+            return PK_E_OPTIONS;
+        if (from < 2)
+            from = 2;
+        if (from > PK_BOUND_MAX)
+            return PK_E_OPTIONS;
+    }
+    if (o->bound) {
+        if (pk_parse_u64_saturating(o->bound, strlen(o->bound), &bound) != PK_OK)
+            return PK_E_OPTIONS;
+        if (bound > PK_BOUND_MAX)
+            bound = PK_BOUND_MAX;
+        if (bound < from)
+            return PK_E_OPTIONS;
+    } else {
+        bound = PK_DEFAULT_BOUND_CAP;
+        if (mpz_sizeinbase(job->n, 2) <= 66) {
+            mpz_t r;
+            mpz_init(r);
+            mpz_sqrt(r, job->n);
+            if (mpz_cmp_ui(r, bound) < 0)
+                bound = mpz_get_ui(r);
+            mpz_clear(r);
+        }
+    }
+    job->from = from;
+    job->bound = bound;
+    job->next = from;
+    job->max_digits = o->max_digits;
+    job->bpsw_digits = o->bpsw_digits;
+    pk_dispatch_select(o->simd, &job->dispatch);
+    pk_job_refresh_bound(job);
+    return PK_OK;
+}
+
+int pk_options_resolve(const pk_options *options, pk_options *out)
+{
+    if (!options) {
+        pk_options_init(out);
+        return PK_OK;
+    }
+    if (options->size < sizeof(pk_options))
+        return PK_E_ARG;
+    *out = *options;
+    out->size = sizeof *out;
+    if (out->max_digits == 0 || out->simd < PK_SIMD_AUTO || out->simd > PK_SIMD_AVX512)
+        return PK_E_OPTIONS;
+    return PK_OK;
+}
+
+int pk_job_create(const char *candidate, const pk_options *options, pk_job **out)
+{
+    if (!out)
+        return PK_E_ARG;
+    *out = NULL;
+    if (!candidate)
+        return PK_E_ARG;
+    pk_options o;
+    int rc = pk_options_resolve(options, &o);
+    if (rc != PK_OK)
+        return rc;
+    pk_job *job = pk_job_alloc();
+    if (!job)
+        return PK_E_NOMEM;
+    rc = configure(job, candidate, &o);
+    if (rc != PK_OK) {
+        pk_job_destroy(job);
+        return rc;
+    }
+    *out = job;
+    return PK_OK;
+}
+
+int pk_job_step(pk_job *job, uint64_t budget)
+{
+    if (!job)
+        return PK_E_ARG;
+    if (job->done)
+        return PK_DONE;
+    if (pk_job_take_interrupt(job))
+        return PK_INTERRUPTED;
+    uint64_t left = budget;
+    for (;;) {
+        if (mpz_cmp_ui(job->cof, 1) == 0 || job->next > job->eff_bound) {
+            int rc = pk_job_finish(job);
+            return rc < 0 ? rc : PK_DONE;
+        }
+        if (left == 0)
+            return PK_MORE;
+        int r;
+        if (mpz_sizeinbase(job->cof, 2) <= 128)
+            r = pk_td_word(job, &left);
+        else
+            r = pk_tdgmp(job, &left);
+        pk_job_update_percent(job);
+        if (r < 0)
+            return r;
+        if (r == PK_PATH_INTERRUPT)
+            return PK_INTERRUPTED;
+    }
+}
+
+int pk_job_progress(const pk_job *job, pk_progress *out)
+{
+    if (!job || !out || out->size < offsetof(pk_progress, path) + sizeof out->path)
+        return PK_E_ARG;
+    pk_progress p;
+    memset(&p, 0, sizeof p);
+    p.size = out->size < sizeof p ? out->size : sizeof p;
+    p.percent = job->percent;
+    p.next_divisor = job->next;
+    p.divisors_tested = job->tested;
+    p.work_done = job->work;
+    p.factors_found = job->factor_count;
+    p.done = job->done;
+    size_t bits = mpz_sizeinbase(job->cof, 2);
+    p.path = bits <= 64 ? PK_PATH_U64 : bits <= 128 ? PK_PATH_U128 : PK_PATH_GMP;
+    memcpy(out, &p, p.size);
+    return PK_OK;
+}

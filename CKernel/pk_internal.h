@@ -1,0 +1,163 @@
+/*
+ * pk_internal.h — private declarations shared by the kernel's source files.
+ * Nothing here is part of the public API; see include/primekit.h.
+ */
+#ifndef PK_INTERNAL_H
+#define PK_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmp.h>
+
+#include "primekit.h"
+
+__extension__ typedef unsigned __int128 pk_u128;
+
+#define PK_U64_MAX UINT64_C(0xFFFFFFFFFFFFFFFF)
+/* Largest divisor ever tried: keeps every loop clear of 2^64 wrap-around. */
+#define PK_BOUND_MAX (PK_U64_MAX - UINT64_C(0xFFFF))
+
+/* ------------------------------------------------------------ dispatch */
+
+/*
+ * The divisibility tests of the 64-bit and 128-bit paths scan whole turns of
+ * the 2·3·5·7 = 210 wheel: turn t holds the 48 candidates 210·t + r with r in
+ * pk_wheel_residues. A scan returns the smallest candidate dividing n, or 0.
+ * Implementations are chosen at run time (pk_dispatch); all give identical
+ * answers. They are only called for divisors at or above PK_FP_MIN_DIVISOR,
+ * where the floating-point reciprocal error bounds hold (see td64.c).
+ */
+#define PK_WHEEL 210u
+#define PK_WHEEL_SLOTS 48u
+extern const uint8_t pk_wheel_residues[PK_WHEEL_SLOTS];
+
+#define PK_FP_MIN_DIVISOR (UINT64_C(1) << 20)   /* below: exact division */
+#define PK_FP128_MAX_DIVISOR (UINT64_C(1) << 32) /* 128-bit path: at or above, exact division */
+
+typedef uint64_t (*pk_scan64_fn)(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
+typedef uint64_t (*pk_scan128_fn)(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
+
+typedef struct pk_dispatch {
+    int simd;                   /* the pk_simd value actually in use */
+    pk_scan64_fn scan64;
+    pk_scan128_fn scan128;
+} pk_dispatch;
+
+/* Resolve a requested pk_simd value to the best available implementation. */
+void pk_dispatch_select(int requested, pk_dispatch *out);
+
+uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
+uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
+
+/* ------------------------------------------------------------- sieve */
+
+/*
+ * A resumable segmented sieve of Eratosthenes producing the primes of
+ * [lo, hi) in ascending order, one segment at a time.
+ */
+typedef struct pk_sieve {
+    uint32_t *base;         /* odd base primes, ascending */
+    uint64_t *next_mult;    /* next odd multiple of base[i] at or above seg_lo */
+    size_t base_count, base_cap;
+    uint64_t base_limit;    /* every odd prime <= base_limit is in base */
+    uint64_t seg_lo;        /* start of the next segment (even) */
+    uint8_t *seg;           /* one byte per odd number of a segment */
+} pk_sieve;
+
+#define PK_SIEVE_SPAN (UINT64_C(1) << 18) /* integers per segment */
+
+void pk_sieve_init(pk_sieve *s);
+void pk_sieve_free(pk_sieve *s);
+/*
+ * Primes p with lo <= p < hi (hi - lo <= PK_SIEVE_SPAN) into out (capacity
+ * at least PK_SIEVE_SPAN / 2 + 2). Consecutive calls with lo equal to the
+ * previous hi reuse the sieve's state; any other lo restarts it. Returns the
+ * count, or -1 when memory runs out.
+ */
+long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* ------------------------------------------------------------ primality */
+
+/* Deterministic primality for 64-bit values (BPSW via GMP is exact there). */
+int pk_is_prime_u64(uint64_t n);
+/* BPSW: 2 = proven (below 2^64), 1 = probable prime, 0 = composite. */
+int pk_bpsw(const mpz_t n);
+
+/* ------------------------------------------------------------ parsing */
+
+/* 1 if s[0..len) is ^(0|[1-9][0-9]*)$. */
+int pk_is_canonical_decimal(const char *s, size_t len);
+/* Parse a canonical decimal, saturating at 2^64-1. Returns PK_OK or PK_E_PARSE. */
+int pk_parse_u64_saturating(const char *s, size_t len, uint64_t *out);
+/* Copy a string out under the caller-buffer convention. */
+int pk_emit(const char *s, size_t n, char *buf, size_t cap, size_t *len);
+/* mpz to decimal under the caller-buffer convention. */
+int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
+
+/* ------------------------------------------------------------ job */
+
+typedef struct pk_factor {
+    mpz_t prime;
+    uint64_t exponent;
+} pk_factor;
+
+struct pk_job {
+    atomic_int interrupt;       /* set by pk_job_interrupt, consumed by step */
+
+    mpz_t n;                    /* the candidate */
+    mpz_t cof;                  /* n divided by every factor found */
+    pk_factor *factors;         /* ascending */
+    size_t factor_count, factor_cap;
+
+    uint64_t from, bound;       /* requested range, inclusive */
+    uint64_t next;              /* every divisor < next has been tried */
+    uint64_t eff_bound;         /* min(bound, floor(sqrt(cof))) */
+    uint64_t tested, work;
+    double percent;             /* never decreases */
+    size_t max_digits, bpsw_digits;
+    int done;
+    int cof_status;             /* pk_cofactor_status, once done */
+
+    pk_dispatch dispatch;
+
+    /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
+    pk_sieve sieve;
+    uint64_t *primes;           /* one sieve segment's primes */
+    long prime_count, prime_pos;
+    uint64_t primes_lo, primes_hi; /* the segment primes[] came from */
+    mpz_t *tree;                /* product/remainder tree storage */
+    size_t tree_cap;
+};
+
+/* Copy options (NULL: defaults) into *out, validating them. */
+int pk_options_resolve(const pk_options *options, pk_options *out);
+/* Create an empty job (no candidate yet). */
+pk_job *pk_job_alloc(void);
+/* Recompute eff_bound from cof and bound. */
+void pk_job_refresh_bound(pk_job *job);
+/* Record a proven prime factor p with exponent e (merging with an equal one). */
+int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
+/* Divide every power of the proven prime d out of cof and record it. */
+int pk_job_divide_out(pk_job *job, uint64_t d);
+/* Finish the job: classify the cofactor and set done. */
+int pk_job_finish(pk_job *job);
+/* Update percent from next and eff_bound, never decreasing. */
+void pk_job_update_percent(pk_job *job);
+/* 1 if the interrupt flag was set (and clear it). */
+int pk_job_take_interrupt(pk_job *job);
+
+/* The paths. Each advances job->next within budget; see the .c files. */
+int pk_td_word(pk_job *job, uint64_t *budget);
+int pk_tdgmp(pk_job *job, uint64_t *budget);
+void pk_tdgmp_release(pk_job *job);
+
+/* Internal outcome of a path call. */
+enum {
+    PK_PATH_CONTINUE = 0,   /* re-dispatch: a factor was found or a block ended */
+    PK_PATH_BUDGET = 1,     /* budget spent */
+    PK_PATH_INTERRUPT = 2   /* interrupt seen (already consumed) */
+};
+
+#endif /* PK_INTERNAL_H */

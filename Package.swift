@@ -1,0 +1,38 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "PrimeKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "PrimeKit", targets: ["PrimeKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The C kernel: sources in CKernel/, the one public header in include/.
+        .target(
+            name: "CPrimeKit",
+            path: ".",
+            sources: ["CKernel"],
+            publicHeadersPath: "include",
+            cSettings: [.headerSearchPath("CKernel")],
+            linkerSettings: [.linkedLibrary("gmp")]
+        ),
+        .target(
+            name: "PrimeKit",
+            dependencies: [
+                "CPrimeKit",
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PrimeKitTests",
+            dependencies: ["PrimeKit", "CPrimeKit"]
+        ),
+    ]
+)

@@ -1,0 +1,404 @@
+/*
+ * primekit.h — the public C interface of the PrimeKit kernel.
+ *
+ * PrimeKit answers "is this number prime, and what are its factors?" by trial
+ * division, as resumable work: a job is created from a decimal candidate, is
+ * advanced in bounded steps, can be interrupted from any thread (or a signal
+ * handler), and can be written to a portable text checkpoint and rebuilt from
+ * it in another process or on another machine.
+ *
+ * This header is the whole contract. Anything not declared here is private.
+ *
+ * Conventions
+ * - Every function returns an int status: 0 and positive values are outcomes
+ *   (PK_OK, PK_MORE, PK_DONE, PK_INTERRUPTED), negative values are errors.
+ *   Status values never change once released.
+ * - Output arguments come last.
+ * - Strings come back through a caller buffer: (char *buf, size_t cap,
+ *   size_t *len). *len (if len is not NULL) always receives the length of the
+ *   full string, without its terminating NUL. When cap > *len the string and a
+ *   NUL are written and the call succeeds; otherwise nothing is written and the
+ *   call returns PK_E_BUFFER, so a caller may pass (NULL, 0, &len) to ask for
+ *   the size first.
+ * - Numbers that may exceed 64 bits (candidates, cofactors, factors) are
+ *   canonical decimal strings: ^(0|[1-9][0-9]*)$. Trial divisors always fit in
+ *   64 bits and are plain uint64_t.
+ * - The kernel never starts threads, never prints, never touches errno or
+ *   global state, and never aborts on bad input.
+ * - Thread safety is stated per function. A pk_job may be used by one thread
+ *   at a time; only pk_job_interrupt() may be called concurrently with the
+ *   other functions. Distinct jobs are fully independent.
+ */
+#ifndef PRIMEKIT_H
+#define PRIMEKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(PK_BUILDING_DLL)
+#  define PK_API __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PK_API __attribute__((visibility("default")))
+#else
+#  define PK_API
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define PK_VERSION_MAJOR 0
+#define PK_VERSION_MINOR 1
+#define PK_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, e.g. 100 for 0.1.0. */
+#define PK_VERSION_NUMBER (PK_VERSION_MAJOR * 10000 + PK_VERSION_MINOR * 100 + PK_VERSION_PATCH)
+
+/*
+ * pk_version_number — the version of the library actually linked.
+ * Returns PK_VERSION_NUMBER of the library build, which may differ from the
+ * header a program was compiled against. Thread-safe.
+ */
+PK_API unsigned pk_version_number(void);
+
+/*
+ * pk_version_string — the linked library's version as "MAJOR.MINOR.PATCH".
+ * Returns a static string; do not free it. Thread-safe.
+ */
+PK_API const char *pk_version_string(void);
+
+/* ----------------------------------------------------------------- status */
+
+typedef enum pk_status {
+    PK_OK = 0,              /* success */
+    PK_MORE = 1,            /* pk_job_step: the budget was spent, work remains */
+    PK_DONE = 2,            /* pk_job_step: the job is finished */
+    PK_INTERRUPTED = 3,     /* pk_job_step: stopped early by pk_job_interrupt */
+
+    PK_E_ARG = -1,          /* a required pointer was NULL, or a size field was wrong */
+    PK_E_PARSE = -2,        /* the candidate is not a canonical decimal string */
+    PK_E_RANGE = -3,        /* the candidate is below 2 */
+    PK_E_TOO_LARGE = -4,    /* the candidate has more digits than the limit */
+    PK_E_OPTIONS = -5,      /* an option is malformed or out of range (from > bound, ...) */
+    PK_E_NOMEM = -6,        /* memory could not be allocated; the job is unchanged */
+    PK_E_BUFFER = -7,       /* the caller's buffer is too small; the needed length was reported */
+    PK_E_NOT_DONE = -8,     /* the answer asked for needs a finished job */
+    PK_E_INCOMPLETE = -9,   /* the factorization is not complete (divisors need it) */
+    PK_E_TOO_MANY = -10,    /* more divisors than the caller allowed */
+    PK_E_INDEX = -11,       /* an index is out of range */
+    PK_E_CHECKPOINT = -12,  /* a checkpoint is malformed, truncated or fails its checksum */
+    PK_E_CHECKPOINT_VERSION = -13, /* a checkpoint of an unknown format version */
+    PK_E_CHECKPOINT_STATE = -14,   /* a well-formed checkpoint whose contents contradict
+                                      each other (factors x cofactor != candidate, ...) */
+    PK_E_INTERNAL = -15     /* an internal invariant failed; please report it */
+} pk_status;
+
+/*
+ * pk_status_name — the enumerator's name, e.g. "PK_E_PARSE".
+ * Returns a static string ("PK_UNKNOWN_STATUS" for a value that is not a
+ * pk_status). Thread-safe.
+ */
+PK_API const char *pk_status_name(int status);
+
+/*
+ * pk_status_message — a short English sentence describing the status, e.g.
+ * "candidate is not a canonical decimal integer". Returns a static string.
+ * Thread-safe.
+ */
+PK_API const char *pk_status_message(int status);
+
+/* ---------------------------------------------------------------- options */
+
+/* Which divisibility-test implementation the 64/128-bit paths use. */
+typedef enum pk_simd {
+    PK_SIMD_AUTO = 0,       /* best the CPU supports (or PRIMEKIT_SIMD in the environment
+                               of pk_options_init's caller: portable, avx2, avx512) */
+    PK_SIMD_PORTABLE = 1,   /* plain C, any CPU */
+    PK_SIMD_AVX2 = 2,       /* x86-64 AVX2 + FMA */
+    PK_SIMD_AVX512 = 3      /* x86-64 AVX-512F + DQ */
+} pk_simd;
+
+/* Defaults. */
+#define PK_DEFAULT_MAX_DIGITS 10000000u   /* longest candidate accepted */
+#define PK_DEFAULT_BPSW_DIGITS 2000u      /* longest remainder classified by BPSW */
+#define PK_DEFAULT_BOUND_CAP 4294967296u  /* default bound: floor(sqrt(n)), at most 2^32 */
+
+/*
+ * Options for pk_job_create and pk_job_restore. Always initialise with
+ * pk_options_init(); fields added in later versions go at the end and the
+ * size field tells the library which ones the caller knows.
+ */
+typedef struct pk_options {
+    size_t size;            /* sizeof(pk_options), set by pk_options_init */
+    const char *from;       /* first divisor to try, decimal; NULL means "2" */
+    const char *bound;      /* last divisor to try (inclusive), decimal; NULL means
+                               floor(sqrt(n)) capped at 2^32. Values above
+                               2^64-65536 (decimal strings of any length) are treated
+                               as 2^64-65536; trial division never gets that far. The bound also shrinks on its own to
+                               floor(sqrt(cofactor)) as factors are divided out. */
+    size_t max_digits;      /* candidates longer than this are PK_E_TOO_LARGE */
+    size_t bpsw_digits;     /* a remainder left above the bound with at most this many
+                               digits is classified by BPSW; longer ones are "unknown" */
+    int simd;               /* a pk_simd value */
+} pk_options;
+
+/*
+ * pk_options_init — fill *options with the defaults and set options->size.
+ * Reads the environment variable PRIMEKIT_SIMD ("portable", "avx2", "avx512",
+ * "auto") to choose the simd field, so tests and benchmarks can force a path.
+ * Thread-safe as long as the environment is not being modified.
+ */
+PK_API void pk_options_init(pk_options *options);
+
+/* -------------------------------------------------------------------- job */
+
+/* A trial-division job. Opaque; create with pk_job_create or pk_job_restore. */
+typedef struct pk_job pk_job;
+
+/*
+ * pk_job_create — parse a candidate and prepare a job for it.
+ *
+ * candidate  NUL-terminated canonical decimal string (^(0|[1-9][0-9]*)$) of at
+ *            most options->max_digits digits. Values below 2 are PK_E_RANGE.
+ * options    NULL for the defaults, or a struct set up by pk_options_init.
+ *            The divisor range [from, bound] lets one candidate be split into
+ *            independent pieces (run anywhere) whose factors merge to the
+ *            unsplit answer. A range that starts above 2 still reports only
+ *            proven primes.
+ * out        receives the new job; set to NULL on error.
+ *
+ * Returns PK_OK, or PK_E_ARG, PK_E_PARSE, PK_E_RANGE, PK_E_TOO_LARGE,
+ * PK_E_OPTIONS, PK_E_NOMEM.
+ * Ownership: the caller owns *out and frees it with pk_job_destroy. The
+ * candidate and option strings are copied; the caller keeps its own.
+ * Thread-safe.
+ */
+PK_API int pk_job_create(const char *candidate, const pk_options *options, pk_job **out);
+
+/*
+ * pk_job_destroy — free a job and everything it owns. pk_job_destroy(NULL)
+ * does nothing. The job must not be in use by another thread (including a
+ * concurrent pk_job_interrupt).
+ */
+PK_API void pk_job_destroy(pk_job *job);
+
+/*
+ * pk_job_step — do at most `budget` units of work, then return.
+ *
+ * A unit of work is testing one trial divisor against one 64-bit word of the
+ * current cofactor: a divisor costs 1 unit while the cofactor fits in 64 bits,
+ * 2 units while it fits in 128 bits, and ceil(bits/64) units beyond. Units
+ * are proportional to time within a few times on every path, so a caller can
+ * calibrate a budget once and get slices of a steady length. The budget is
+ * honoured in blocks: a step may overshoot it by at most one block (a few
+ * thousand units on the 64/128-bit paths, one group of primes on the GMP
+ * path). budget 0 does no work.
+ *
+ * Returns PK_MORE (budget spent, work remains), PK_DONE (finished; further
+ * calls return PK_DONE at once), PK_INTERRUPTED (pk_job_interrupt was seen;
+ * the interrupt is consumed, the job is intact and the next step continues
+ * exactly where this one stopped), or PK_E_ARG / PK_E_NOMEM (the job is left
+ * at its last resume point and may be stepped again).
+ *
+ * Never blocks, prints, starts threads or allocates without bound.
+ * Not thread-safe with other calls on the same job except pk_job_interrupt.
+ */
+PK_API int pk_job_step(pk_job *job, uint64_t budget);
+
+/*
+ * pk_job_interrupt — ask a running (or the next) pk_job_step of this job to
+ * return PK_INTERRUPTED as soon as possible. The kernel polls the request at
+ * least every ~65,000 divisors on the 64-bit and 128-bit paths (well under
+ * 1 ms) and after every group of primes on the GMP path (one bounded GMP
+ * operation; see docs/kernel.md for the figure per candidate size).
+ *
+ * Thread-safe and async-signal-safe (a lock-free atomic store). job must be
+ * valid for the duration of the call.
+ */
+PK_API void pk_job_interrupt(pk_job *job);
+
+/* --------------------------------------------------------------- progress */
+
+/* Which arithmetic the job is using for its current cofactor. */
+typedef enum pk_path {
+    PK_PATH_U64 = 1,        /* cofactor < 2^64 */
+    PK_PATH_U128 = 2,       /* cofactor < 2^128 */
+    PK_PATH_GMP = 3         /* larger: GMP with primes from a segmented sieve */
+} pk_path;
+
+/* A snapshot of a job's progress. Transparent; set size before the call. */
+typedef struct pk_progress {
+    size_t size;              /* sizeof(pk_progress), set by the caller */
+    double percent;           /* 0..100, never decreases; 100 exactly when done */
+    uint64_t next_divisor;    /* every divisor below this has been tried */
+    uint64_t divisors_tested; /* trial divisors tested so far */
+    uint64_t work_done;       /* units of work done so far (see pk_job_step) */
+    size_t factors_found;     /* distinct prime factors found so far */
+    int done;                 /* 1 when the job is finished */
+    int path;                 /* a pk_path value */
+} pk_progress;
+
+/*
+ * pk_job_progress — copy a snapshot of the job's progress into *out.
+ * out->size must be set to sizeof(pk_progress) (or the size of an older,
+ * smaller version of the struct). Returns PK_OK or PK_E_ARG.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_progress(const pk_job *job, pk_progress *out);
+
+/* ---------------------------------------------------------------- results */
+
+/* What is known about the part of the candidate left after trial division. */
+typedef enum pk_cofactor_status {
+    PK_COFACTOR_ONE = 0,            /* nothing is left: every prime factor is listed */
+    PK_COFACTOR_PROBABLE_PRIME = 1, /* passes BPSW; above 2^64, so not proven */
+    PK_COFACTOR_COMPOSITE = 2,      /* proven composite, its factors unknown */
+    PK_COFACTOR_UNKNOWN = 3         /* longer than bpsw_digits: not classified */
+} pk_cofactor_status;
+
+/* isPrime: a tri-state. */
+#define PK_PRIME_NO 0
+#define PK_PRIME_YES 1
+#define PK_PRIME_UNKNOWN (-1)
+
+/* How a "prime" answer is known. */
+typedef enum pk_certainty {
+    PK_CERTAINTY_PROVEN = 0,
+    PK_CERTAINTY_PROBABLE = 1
+} pk_certainty;
+
+/*
+ * The answer of a finished job. Transparent; set size before the call.
+ *
+ * Listed factors are proven primes. A remainder that trial division proves
+ * prime (the next divisor passed its square root, with the range starting at
+ * 2) is moved into the factors, leaving the cofactor 1. A remainder below
+ * 2^64 that passes BPSW is proven prime too (no BPSW pseudoprime exists below
+ * 2^64) and is also moved into the factors. Above 2^64 a BPSW pass is
+ * "probable".
+ */
+typedef struct pk_result {
+    size_t size;            /* sizeof(pk_result), set by the caller */
+    size_t factor_count;    /* distinct prime factors, see pk_job_factor */
+    size_t cofactor_digits; /* decimal length of the cofactor */
+    int cofactor_status;    /* a pk_cofactor_status value */
+    int complete;           /* 1 when every prime factor is known (status ONE or
+                               PROBABLE_PRIME) */
+    int is_prime;           /* PK_PRIME_YES, PK_PRIME_NO or PK_PRIME_UNKNOWN */
+    int certainty;          /* pk_certainty of a PK_PRIME_YES or of a complete
+                               factorization (probable when the cofactor is) */
+} pk_result;
+
+/*
+ * pk_job_result — the answer of a finished job.
+ * Returns PK_OK, PK_E_ARG, or PK_E_NOT_DONE before pk_job_step returned
+ * PK_DONE. Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_result(const pk_job *job, pk_result *out);
+
+/*
+ * pk_job_factor — the index-th distinct prime factor found so far (ascending),
+ * as decimal, and its exponent (the factor is divided out completely, so the
+ * exponent is final as soon as the factor is listed). Works on a running job
+ * too: factors found so far are listed.
+ *
+ * index     0 .. factor count - 1 (progress.factors_found or
+ *           result.factor_count).
+ * buf, cap, len  the caller-buffer convention (see the top of this header).
+ * exponent  receives the exponent; may be NULL.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_INDEX, PK_E_BUFFER.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_factor(const pk_job *job, size_t index, char *buf, size_t cap,
+                         size_t *len, uint64_t *exponent);
+
+/*
+ * pk_job_cofactor — the current cofactor (candidate divided by every factor
+ * found so far) as decimal, in the caller-buffer convention.
+ * Returns PK_OK, PK_E_ARG, PK_E_BUFFER, PK_E_NOMEM.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_cofactor(const pk_job *job, char *buf, size_t cap, size_t *len);
+
+/*
+ * pk_job_candidate — the candidate as decimal, in the caller-buffer convention.
+ * Returns PK_OK, PK_E_ARG, PK_E_BUFFER, PK_E_NOMEM. Thread-safety as above.
+ */
+PK_API int pk_job_candidate(const pk_job *job, char *buf, size_t cap, size_t *len);
+
+/*
+ * pk_job_divisors — every divisor of the candidate, ascending, 1 and the
+ * candidate included, as decimal numbers separated by single spaces, in the
+ * caller-buffer convention. A probable-prime cofactor counts as a prime.
+ *
+ * max_count  the most divisors the caller accepts.
+ * count      receives the number of divisors (SIZE_MAX if it does not fit),
+ *            also when the call fails with PK_E_TOO_MANY or PK_E_BUFFER;
+ *            may be NULL.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_NOT_DONE, PK_E_INCOMPLETE (the
+ * factorization is not complete), PK_E_TOO_MANY, PK_E_BUFFER, PK_E_NOMEM.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_t cap,
+                           size_t *len, size_t *count);
+
+/*
+ * pk_job_merge — combine finished jobs that ran pieces of one candidate's
+ * divisor range into one finished job, as if the whole range had run at once.
+ *
+ * pieces  finished jobs (pk_job_step returned PK_DONE) for the same candidate
+ *         whose ranges [from, bound], in any order and possibly overlapping,
+ *         together form one interval without gaps.
+ * count   number of pieces, at least 1.
+ * out     receives a new finished job: range = the union, factors = the union
+ *         of the pieces' factors, cofactor = candidate / their product, and the
+ *         cofactor classified exactly as a single job over the union would.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_NOT_DONE (a piece is not finished),
+ * PK_E_OPTIONS (different candidates, or the ranges leave a gap),
+ * PK_E_CHECKPOINT_STATE (the pieces contradict each other), PK_E_NOMEM.
+ * Ownership: the pieces are not modified; the caller owns *out.
+ * Thread-safe as long as no piece is being stepped concurrently.
+ */
+PK_API int pk_job_merge(pk_job *const *pieces, size_t count, pk_job **out);
+
+/* ------------------------------------------------------------- checkpoint */
+
+/*
+ * pk_job_checkpoint — write the job's resumable state as portable, versioned
+ * text (ASCII lines: format version, candidate, range, limits, next divisor,
+ * work done, factors found, cofactor, and a checksum line), in the
+ * caller-buffer convention. The text restores to the same job in any process
+ * on any machine. Call it between steps (for example after PK_INTERRUPTED).
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_BUFFER, PK_E_NOMEM.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len);
+
+/*
+ * pk_job_restore — rebuild a job from checkpoint text.
+ *
+ * text, length  the checkpoint (need not be NUL-terminated).
+ * options       NULL or pk_options_init'ed: only max_digits and simd are used;
+ *               the range and the BPSW limit come from the checkpoint.
+ * out           receives the job; NULL on error.
+ *
+ * Returns PK_OK; PK_E_CHECKPOINT (malformed, truncated, bad checksum),
+ * PK_E_CHECKPOINT_VERSION (unknown format version), PK_E_CHECKPOINT_STATE
+ * (factors x cofactor != candidate, a next divisor outside the range, a
+ * listed factor that is not prime, ...), PK_E_TOO_LARGE, PK_E_ARG,
+ * PK_E_NOMEM. Never crashes on any input.
+ * Thread-safe.
+ */
+PK_API int pk_job_restore(const char *text, size_t length, const pk_options *options,
+                          pk_job **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRIMEKIT_H */
