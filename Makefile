@@ -1,0 +1,50 @@
+# PrimeKit — top-level entry points.
+#   make demo    factor real numbers with the kernel (installs libgmp-dev if missing)
+#   make test    every test suite: C (plain and sanitized), Swift
+#   make bench   the kernel benchmark table (same-run ratios against plain C peers)
+#   make bench-quick  the same, fewer runs and without the million-digit workload
+
+SHELL := /bin/bash
+DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
+	340282366920938463463374607431768211455 12354962
+
+.PHONY: all deps demo test test-c test-swift bench bench-quick clean
+
+all: deps
+	$(MAKE) -C bindings/c
+
+# GMP is the one external C library. Install it when it is missing (as root),
+# or say the one command that does.
+deps:
+	@if ! printf '#include <gmp.h>\nint main(void){return 0;}\n' | cc -x c - -o /dev/null -lgmp 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "libgmp-dev is missing: installing it"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgmp-dev >/dev/null; \
+	  else \
+	    echo "libgmp-dev is missing. Install it with: sudo apt-get update && sudo apt-get install -y libgmp-dev"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+demo: deps
+	@$(MAKE) -s -C bindings/c example-bin >/dev/null
+	@bindings/c/build/factor $(DEMO_NUMBERS)
+
+test: deps test-c test-swift
+
+test-c:
+	$(MAKE) -C bindings/c test
+
+test-swift:
+	swift build --build-tests
+	swift test --skip-build
+
+bench: deps
+	$(MAKE) -C Tests/Benchmarks/kernel bench
+
+bench-quick: deps
+	$(MAKE) -C Tests/Benchmarks/kernel bench-quick
+
+clean:
+	$(MAKE) -C bindings/c clean
+	rm -rf .build
