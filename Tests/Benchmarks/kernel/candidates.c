@@ -5,7 +5,7 @@
  * every run and machine. Rather than searching random numbers for one that
  * survives the sieve (which costs as much as the benchmark itself at a million
  * digits), we build one: multiply pseudo-random primes above 2^63 drawn from
- * a fixed-seed Mersenne Twister until the product is ~25 digits short of the
+ * a fixed-seed Mersenne Twister until the product is 26 to 45 digits short of the
  * length wanted, then multiply by the next prime after
  * ceil(10^(digits-1) / product). Every prime factor exceeds 10^7 by
  * construction; the digits look random, so the trial-division work is that of
@@ -41,7 +41,7 @@ char *make_survivor(size_t digits, unsigned long seed)
     size_t cap = digits / 18 + 16, count = 0;
     mpz_t *primes = bench_xmalloc(cap * sizeof *primes);
     double log10_sum = 0.0;
-    while (log10_sum < (double)digits - 25.0) {
+    while (log10_sum < (double)digits - 45.0) {
         if (count == cap)
             bench_die("make_survivor: prime table overflow");
         mpz_init(primes[count]);

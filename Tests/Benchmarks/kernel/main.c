@@ -93,10 +93,10 @@ static row *row_new(const char *name)
 static int cpu_has(const char *flag)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (strcmp(flag, "avx2") == 0) return __builtin_cpu_supports("avx2");
-    if (strcmp(flag, "fma") == 0) return __builtin_cpu_supports("fma");
-    if (strcmp(flag, "avx512f") == 0) return __builtin_cpu_supports("avx512f");
-    if (strcmp(flag, "avx512dq") == 0) return __builtin_cpu_supports("avx512dq");
+    if (strcmp(flag, "avx2") == 0) return !!__builtin_cpu_supports("avx2");
+    if (strcmp(flag, "fma") == 0) return !!__builtin_cpu_supports("fma");
+    if (strcmp(flag, "avx512f") == 0) return !!__builtin_cpu_supports("avx512f");
+    if (strcmp(flag, "avx512dq") == 0) return !!__builtin_cpu_supports("avx512dq");
 #else
     (void)flag;
 #endif
@@ -500,7 +500,8 @@ static void print_rate(uint64_t divisors, double s)
 
 static void print_table(void)
 {
-    printf("\n%-10s %-5s %-13s %4s %10s %10s %10s %10s %8s %11s %11s  %s\n", "workload",
+    if (nrows > 0)
+        printf("\n%-10s %-5s %-13s %4s %10s %10s %10s %10s %8s %11s %11s  %s\n", "workload",
            "path", "simd", "runs", "PK med s", "PK min s", "peer med s", "peer min s",
            "peer/PK", "PK Mdiv/s", "peer Mdiv/s", "note");
     for (size_t i = 0; i < nrows; i++) {
@@ -512,7 +513,10 @@ static void print_table(void)
         print_secs(bench_min(r->pk, (size_t)r->runs));
         print_secs(pem);
         print_secs(bench_min(r->peer, (size_t)r->peer_runs));
-        printf(" %7.1fx", bench_median(r->ratio, (size_t)r->ratios));
+        if (r->ratios > 0)
+            printf(" %7.1fx", bench_median(r->ratio, (size_t)r->ratios));
+        else
+            printf(" %8s", "-");
         print_rate(r->pk_divisors, pkm);
         print_rate(r->peer_divisors, pem);
         printf("  %s\n", r->note);
