@@ -249,8 +249,8 @@ static void u64_workload(const char *key, const char *name, const char *n_dec,
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
         if (a.path != PK_PATH_U64)
             bench_die("%s: job started on path %s, expected u64", name, r->path);
-        bench_note("run %d/%d: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1, S.runs,
-                   a.seconds, b, b / a.seconds);
+        bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
+                   S.runs, r->path, r->simd, a.seconds, b, b / a.seconds);
     }
     r->runs = r->peer_runs = S.runs;
 }
@@ -290,8 +290,8 @@ static void w128_workload(const char *n_dec, const char *cofactor)
         r->peer_divisors = tested;
         r->path = bench_path_name(a.path);
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
-        bench_note("run %d/%d: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1, S.runs,
-                   a.seconds, b, b / a.seconds);
+        bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
+                   S.runs, r->path, r->simd, a.seconds, b, b / a.seconds);
     }
     r->runs = r->peer_runs = S.runs;
 #endif
