@@ -26,7 +26,7 @@ let package = Package(
             name: "PrimeKit",
             dependencies: [
                 "CPrimeKit",
-                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

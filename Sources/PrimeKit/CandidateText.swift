@@ -1,0 +1,71 @@
+/// Checks on decimal text and the arithmetic the engine needs to plan a job's divisor range.
+enum CandidateText {
+    /// True for `^(0|[1-9][0-9]*)$`.
+    static func isCanonical(_ text: some StringProtocol) -> Bool {
+        var iterator = text.utf8.makeIterator()
+        guard let first = iterator.next(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            return false
+        }
+        if first == UInt8(ascii: "0") { return iterator.next() == nil }
+        while let byte = iterator.next() {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return false }
+        }
+        return true
+    }
+
+    /// Validates a candidate the way the kernel will, so bad input fails at submission.
+    static func validateCandidate(_ text: String, maxDigits: Int) throws(PrimeKitError) {
+        guard isCanonical(text) else {
+            throw PrimeKitError(code: .invalidCandidate,
+                                message: "candidate \"\(text.prefix(40))\" is not a canonical decimal integer")
+        }
+        if text.utf8.count > maxDigits {
+            throw PrimeKitError(code: .candidateTooLarge,
+                                message: "candidate has \(text.utf8.count) digits, more than the limit \(maxDigits)")
+        }
+        if text == "0" || text == "1" {
+            throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(text) is below 2")
+        }
+    }
+
+    /// Validates a `from` or `bound` option.
+    static func validateOption(_ text: String?, name: String) throws(PrimeKitError) {
+        guard let text else { return }
+        guard isCanonical(text) else {
+            throw PrimeKitError(code: .invalidOptions, message: "\(name) \"\(text.prefix(40))\" is not a canonical decimal integer")
+        }
+    }
+
+    /// The value of decimal text clamped to `UInt64.max`.
+    static func clampedValue(_ text: String) -> UInt64 {
+        UInt64(text) ?? UInt64.max
+    }
+
+    /// floor(sqrt(n)).
+    static func integerSquareRoot(_ n: UInt64) -> UInt64 {
+        var root = UInt64(Double(n).squareRoot())
+        while root > 0, root.multipliedReportingOverflow(by: root).overflow || root * root > n { root -= 1 }
+        while true {
+            let next = root + 1
+            let (square, overflow) = next.multipliedReportingOverflow(by: next)
+            if overflow || square > n { break }
+            root = next
+        }
+        return root
+    }
+
+    /// The divisor range a fresh job will cover, as the kernel chooses it: from `from` (default 2) to `bound`
+    /// (default floor(sqrt(n)) capped at 2^32), never beyond floor(sqrt(n)).
+    static func effectiveRange(candidate: String, from: String?, bound: String?) -> ClosedRange<UInt64>? {
+        let root: UInt64 = UInt64(candidate).map(integerSquareRoot) ?? UInt64.max
+        let low = from.map(clampedValue) ?? 2
+        let high = min(bound.map(clampedValue) ?? KernelLimits.defaultBoundCap, root)
+        return low <= high ? low...high : nil
+    }
+
+    /// Approximate kernel work units per trial divisor for a candidate of this many digits.
+    static func unitsPerDivisor(digits: Int) -> Double {
+        let bits = Double(digits) * 3.3219280948873626
+        return bits <= 64 ? 1 : bits <= 128 ? 2 : (bits / 64).rounded(.up)
+    }
+}

@@ -1,0 +1,213 @@
+import Synchronization
+
+/// A handle to one job of a ``JobQueue``: watch it, await its result, pause, resume, cancel or checkpoint it.
+///
+/// Handles are `Sendable` and cheap to share. Callbacks (`onProgress`, `onSuccess`, `onFailure`) run on one of the
+/// engine's threads and should return quickly.
+public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertible {
+    /// The queue-unique id (`j1`, `j2`, …).
+    public let id: JobID
+    /// What the job computes.
+    public let kind: JobKind
+    /// The candidate, decimal.
+    public let candidate: String
+    /// The shortest time between two progress snapshots.
+    public let progressInterval: Duration
+    /// The job's share of a batch's work, proportional to its estimated kernel work.
+    let estimatedWork: Double
+
+    let scheduler: Scheduler
+    let core: Mutex<JobCore>
+
+    init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
+         priority: JobPriority, pieces: [PieceState], scheduler: Scheduler) {
+        self.id = id
+        self.kind = kind
+        self.candidate = candidate
+        self.progressInterval = progressInterval
+        self.estimatedWork = estimatedWork
+        self.scheduler = scheduler
+        self.core = Mutex(JobCore(priority: priority, pieces: pieces))
+    }
+
+    public static func == (lhs: Job, rhs: Job) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String {
+        "Job(\(id), \(kind.rawValue), \(candidate.count > 30 ? candidate.prefix(27) + "…" : candidate), \(state))"
+    }
+
+    /// The current state.
+    public var state: JobState {
+        core.withLock { $0.state }
+    }
+
+    /// The scheduling priority. Setting it takes effect at the job's next slice boundary.
+    public var priority: JobPriority {
+        get { core.withLock { $0.priority } }
+        set { scheduler.setPriority(of: self, to: newValue) }
+    }
+
+    /// The latest progress snapshot taken (percent 0 before the first one).
+    public var progress: JobProgress {
+        core.withLock { core in
+            core.lastSnapshot ?? JobProgress(jobID: id, seq: 0, state: core.state, percent: 0, nextDivisor: 0,
+                                            divisorsTested: 0, workDone: 0, factors: [])
+        }
+    }
+
+    /// Why the job was cancelled (nil unless it was).
+    public var cancellationReason: CancellationReason? {
+        core.withLock { core in
+            if case .cancelled(let reason) = core.outcome { return reason }
+            return nil
+        }
+    }
+
+    /// The error the job failed with (nil unless it failed).
+    public var error: PrimeKitError? {
+        core.withLock { core in
+            if case .failure(let error) = core.outcome { return error }
+            return nil
+        }
+    }
+
+    /// The jobs this one depends on.
+    public var dependencies: [Job] {
+        core.withLock { $0.dependencies }
+    }
+
+    /// The result, once the job succeeds. Cancelling the awaiting Task cancels the job.
+    /// - Throws: ``PrimeKitError`` when the job failed; `CancellationError` when it was cancelled (see
+    ///   ``cancellationReason`` for why).
+    public var result: JobResult {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    scheduler.addResultWaiter(self, continuation)
+                }
+            } onCancel: {
+                scheduler.cancel(self, reason: .taskCancelled)
+            }
+        }
+    }
+
+    /// Progress snapshots, at most one per ``progressInterval``; the last one before success has percent 100.
+    /// The sequence ends when the job finishes. Each iteration is its own subscription; snapshots taken before it
+    /// started are not replayed.
+    public var progressUpdates: ProgressUpdates<JobProgress> {
+        ProgressUpdates { [self] in
+            let channel = ProgressChannel<JobProgress>()
+            let finished = core.withLock { core in
+                if core.state.isFinished { return true }
+                core.channels.append(channel)
+                return false
+            }
+            if finished { channel.finish() }
+            return channel
+        }
+    }
+
+    /// Pauses the job at its next slice boundary and returns its checkpoint. Pausing a paused job returns its
+    /// checkpoint again.
+    /// - Returns: The checkpoint the job stopped at.
+    /// - Throws: ``PrimeKitError`` `invalidState` when the job is pending or finished (or finishes before it stops).
+    @discardableResult
+    public func pause() async throws -> Checkpoint {
+        try await withCheckedThrowingContinuation { continuation in
+            scheduler.pause(self, continuation)
+        }
+    }
+
+    /// Resumes a paused job: it re-enters the queue (state `ready`) and continues from where it stopped.
+    /// - Throws: ``PrimeKitError`` `invalidState` when the job is not paused.
+    public func resume() throws(PrimeKitError) {
+        try scheduler.resume(self)
+    }
+
+    /// Cancels the job. A running job stops at its next slice boundary (well under a millisecond); dependents are
+    /// cancelled with this job as the cause. Cancelling a finished job does nothing.
+    public func cancel() {
+        scheduler.cancel(self, reason: .requested)
+    }
+
+    /// The job's checkpoint: taken at the next slice boundary of a running job (which keeps running), at once
+    /// otherwise. A cancelled job returns the checkpoint it stopped at.
+    /// - Returns: A checkpoint that ``JobRequest/restore(_:)`` continues from.
+    /// - Throws: ``PrimeKitError`` `invalidState` for a succeeded or failed job.
+    public func checkpoint() async throws -> Checkpoint {
+        try await withCheckedThrowingContinuation { continuation in
+            scheduler.checkpoint(self, continuation)
+        }
+    }
+
+    /// Waits until the job is in one of `states`.
+    /// - Parameter states: The states to wait for.
+    /// - Returns: The state the job is in (one of `states`, or a finished state that can never change).
+    @discardableResult
+    public func wait(until states: JobState...) async -> JobState {
+        let wanted = Set(states)
+        return await withCheckedContinuation { continuation in
+            let now: JobState? = core.withLock { core in
+                if wanted.contains(core.state) || core.state.isFinished { return core.state }
+                core.stateWaiters.append((wanted, continuation))
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    /// Adds a dependency: this job starts only after `other` succeeds, and is cancelled if it fails or is cancelled.
+    /// - Parameter other: A job of the same queue.
+    /// - Throws: ``PrimeKitError`` `dependencyCycle`, `foreignJob`, or `invalidState` when this job already started.
+    public func addDependency(_ other: Job) throws(PrimeKitError) {
+        try scheduler.addDependency(self, on: other)
+    }
+
+    /// Calls `handler` with each progress snapshot (at most one per ``progressInterval``).
+    /// - Parameter handler: Runs on an engine thread; keep it short.
+    public func onProgress(_ handler: @escaping @Sendable (JobProgress) -> Void) {
+        core.withLock { core in
+            if !core.state.isFinished { core.progressHandlers.append(handler) }
+        }
+    }
+
+    /// Calls `handler` with the result when the job succeeds (at once if it already has).
+    /// - Parameter handler: Runs on an engine thread or the caller's; keep it short.
+    public func onSuccess(_ handler: @escaping @Sendable (JobResult) -> Void) {
+        let result: JobResult? = core.withLock { core in
+            switch core.outcome {
+            case .success(let result): return result
+            case nil: core.successHandlers.append(handler)
+            default: break
+            }
+            return nil
+        }
+        if let result { handler(result) }
+    }
+
+    /// Calls `handler` when the job fails or is cancelled (at once if it already has).
+    /// - Parameter handler: Runs on an engine thread or the caller's; keep it short.
+    public func onFailure(_ handler: @escaping @Sendable (JobFailure) -> Void) {
+        let failure: JobFailure? = core.withLock { core in
+            switch core.outcome {
+            case .failure(let error): return .failed(error)
+            case .cancelled(let reason): return .cancelled(reason)
+            case nil: core.failureHandlers.append(handler)
+            default: break
+            }
+            return nil
+        }
+        if let failure { handler(failure) }
+    }
+
+    /// Registers an internal observer; reports at once when the job already finished.
+    func addObserver(_ observer: JobObserver) {
+        let outcome: JobOutcome? = core.withLock { core in
+            if let outcome = core.outcome { return outcome }
+            core.observers.append(observer)
+            return nil
+        }
+        if let outcome { observer.finished(self, outcome) }
+    }
+}

@@ -1,0 +1,129 @@
+/// One piece of a job's divisor range. A job has one piece unless it was split over several workers.
+struct PieceState: Sendable {
+    /// The piece's first divisor, or nil for the job's own (the kernel's default).
+    var from: String?
+    /// The piece's last divisor, or nil for the job's own.
+    var bound: String?
+    /// The piece's share of the job's work; the shares add up to 1.
+    var weight: Double
+    /// The kernel job, created on first use.
+    var kernel: KernelJob?
+    /// A worker is stepping the piece right now; nobody else may touch `kernel` (but interrupt it).
+    var onWorker = false
+    /// The piece has a valid entry in the ready deques.
+    var queued = false
+    /// Matches the piece's one valid deque entry; older entries are stale and skipped.
+    var token: UInt64 = 0
+    /// The piece's kernel job returned PK_DONE.
+    var finished = false
+    /// The last progress read from the kernel.
+    var progress = KernelProgress()
+    /// The factors found so far by this piece.
+    var factors: [PrimeFactor] = []
+}
+
+/// Why a job is paused or about to be.
+enum PauseOrigin: Sendable {
+    /// `pause()` on the job.
+    case user
+    /// The queue was suspended or went to the background.
+    case queue
+}
+
+/// How a finished job ended.
+enum JobOutcome: Sendable {
+    case success(JobResult)
+    case failure(PrimeKitError)
+    case cancelled(CancellationReason)
+}
+
+/// An internal listener on one job (used by batches).
+struct JobObserver: Sendable {
+    let progress: @Sendable (JobProgress) -> Void
+    let finished: @Sendable (Job, JobOutcome) -> Void
+}
+
+/// The mutable state of one job. Guarded by the job's mutex; changed only by the scheduler while it also holds the
+/// queue's mutex (so readers may take the job's mutex alone).
+struct JobCore: Sendable {
+    var state: JobState = .pending
+    var priority: JobPriority
+    var pieces: [PieceState]
+
+    var pauseRequest: PauseOrigin?
+    var pausedBy: PauseOrigin?
+    var cancelRequest: CancellationReason?
+    var checkpointRequested = false
+    var pendingFailure: PrimeKitError?
+    var merging = false
+
+    var outcome: JobOutcome?
+    var savedCheckpoint: Checkpoint?
+
+    var pauseWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
+    var checkpointWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
+    var resultWaiters: [CheckedContinuation<JobResult, any Error>] = []
+    var stateWaiters: [(Set<JobState>, CheckedContinuation<JobState, Never>)] = []
+
+    var channels: [ProgressChannel<JobProgress>] = []
+    var progressHandlers: [@Sendable (JobProgress) -> Void] = []
+    var successHandlers: [@Sendable (JobResult) -> Void] = []
+    var failureHandlers: [@Sendable (JobFailure) -> Void] = []
+    var observers: [JobObserver] = []
+    var seq: UInt64 = 0
+    var lastPublish: ContinuousClock.Instant?
+    var lastSnapshot: JobProgress?
+
+    var dependencies: [Job] = []
+    var unmetDependencies = 0
+    var dependents: [Job] = []
+
+    init(priority: JobPriority, pieces: [PieceState]) {
+        self.priority = priority
+        self.pieces = pieces
+    }
+
+    /// Somebody listens to progress.
+    var hasProgressObservers: Bool {
+        !channels.isEmpty || !progressHandlers.isEmpty || !observers.isEmpty
+    }
+
+    /// A pause, cancel or checkpoint is waiting for the pieces to come to rest.
+    var holdRequested: Bool {
+        pauseRequest != nil || cancelRequest != nil || checkpointRequested || pendingFailure != nil
+    }
+
+    /// Pieces a worker is stepping now.
+    var piecesOnWorkers: Int {
+        pieces.reduce(0) { $0 + ($1.onWorker ? 1 : 0) }
+    }
+
+    /// A progress snapshot from the pieces' last known progress.
+    mutating func snapshot(jobID: JobID, state: JobState, percentOverride: Double? = nil) -> JobProgress {
+        seq += 1
+        var percent = 0.0
+        var tested: UInt64 = 0
+        var work: UInt64 = 0
+        var next = UInt64.max
+        var factors: [PrimeFactor] = []
+        for piece in pieces {
+            percent += piece.weight * (piece.finished ? 100 : piece.progress.percent)
+            tested &+= piece.progress.divisorsTested
+            work &+= piece.progress.workDone
+            if !piece.finished { next = min(next, piece.progress.nextDivisor) }
+            factors += piece.factors
+        }
+        if next == UInt64.max { next = pieces.map(\.progress.nextDivisor).max() ?? 0 }
+        if pieces.count > 1 {
+            factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
+        }
+        var primes: [String] = []
+        for factor in factors where primes.last != factor.prime { primes.append(factor.prime) }
+        let previous = lastSnapshot?.percent ?? 0
+        let snapshot = JobProgress(
+            jobID: jobID, seq: seq, state: state, percent: percentOverride ?? max(previous, min(percent, 100)),
+            nextDivisor: next, divisorsTested: tested, workDone: work, factors: primes)
+        lastSnapshot = snapshot
+        return snapshot
+    }
+}

@@ -1,0 +1,19 @@
+/// A snapshot of a job's progress (the payload of the bridge's `job/progress`).
+public struct JobProgress: Sendable, Hashable {
+    /// The job.
+    public let jobID: JobID
+    /// Strictly increasing per job.
+    public let seq: UInt64
+    /// The job's state when the snapshot was taken.
+    public let state: JobState
+    /// 0–100, never decreasing; 100 in the last snapshot before success.
+    public let percent: Double
+    /// Every divisor below this has been tried (for a split job: in the lowest unfinished piece).
+    public let nextDivisor: UInt64
+    /// Trial divisors tested so far.
+    public let divisorsTested: UInt64
+    /// Kernel work units done so far.
+    public let workDone: UInt64
+    /// Distinct prime factors found so far, ascending, decimal.
+    public let factors: [String]
+}

@@ -1,0 +1,96 @@
+/// What to submit to a ``JobQueue``: a `factor` or `isPrime` job for a candidate, or a job restored from a
+/// ``Checkpoint``, with its priority, progress interval and dependencies.
+///
+/// ```swift
+/// let job = try queue.submit(.isPrime(1301081))
+/// let big = try queue.submit(.factor("600851475143", bound: "10000").priority(.high))
+/// ```
+public struct JobRequest: Sendable {
+    /// What the job computes (for a restored job: the checkpoint's kind).
+    public var kind: JobKind
+    /// The candidate as decimal text (empty for a restored job until it is submitted).
+    public var candidate: String
+    /// The first trial divisor, decimal; nil means 2.
+    public var from: String?
+    /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
+    public var bound: String?
+    /// The checkpoint to continue from, if any (then `candidate`, `from` and `bound` come from it).
+    public var checkpoint: Checkpoint?
+    /// Scheduling priority.
+    public var priority: JobPriority = .normal
+    /// The shortest time between two progress snapshots (default 250 ms).
+    public var progressInterval: Duration = .milliseconds(250)
+    /// Jobs of the same queue that must succeed before this one starts.
+    public var dependencies: [Job] = []
+    /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.
+    public var allowsSplitting = true
+
+    /// A factorization of `candidate`.
+    /// - Parameters:
+    ///   - candidate: A canonical decimal integer of at least 2.
+    ///   - from: The first trial divisor (default 2).
+    ///   - bound: The last trial divisor (default floor(sqrt(n)) capped at 2^32).
+    public static func factor(_ candidate: String, from: String? = nil, bound: String? = nil) -> JobRequest {
+        JobRequest(kind: .factor, candidate: candidate, from: from, bound: bound)
+    }
+
+    /// A factorization of an integer candidate.
+    public static func factor<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
+        -> JobRequest
+    {
+        JobRequest(kind: .factor, candidate: String(candidate), from: from.map { String($0) },
+                   bound: bound.map { String($0) })
+    }
+
+    /// A primality answer for `candidate`, shaped like the original plugin's.
+    /// - Parameters:
+    ///   - candidate: A canonical decimal integer of at least 2.
+    ///   - from: The first trial divisor (default 2).
+    ///   - bound: The last trial divisor (default floor(sqrt(n)) capped at 2^32).
+    public static func isPrime(_ candidate: String, from: String? = nil, bound: String? = nil) -> JobRequest {
+        JobRequest(kind: .isPrime, candidate: candidate, from: from, bound: bound)
+    }
+
+    /// A primality answer for an integer candidate.
+    public static func isPrime<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
+        -> JobRequest
+    {
+        JobRequest(kind: .isPrime, candidate: String(candidate), from: from.map { String($0) },
+                   bound: bound.map { String($0) })
+    }
+
+    /// A job that continues from a checkpoint (of a paused, cancelled or interrupted job, from any process).
+    public static func restore(_ checkpoint: Checkpoint) -> JobRequest {
+        var request = JobRequest(kind: checkpoint.kind, candidate: "", from: nil, bound: nil)
+        request.checkpoint = checkpoint
+        return request
+    }
+
+    /// This request with another priority.
+    public func priority(_ priority: JobPriority) -> JobRequest {
+        var copy = self
+        copy.priority = priority
+        return copy
+    }
+
+    /// This request with another progress interval.
+    public func progressInterval(_ interval: Duration) -> JobRequest {
+        var copy = self
+        copy.progressInterval = interval
+        return copy
+    }
+
+    /// This request depending on more jobs.
+    public func dependsOn(_ jobs: Job...) -> JobRequest {
+        var copy = self
+        copy.dependencies += jobs
+        return copy
+    }
+
+    /// This request with splitting allowed or not.
+    public func splitting(_ allowed: Bool) -> JobRequest {
+        var copy = self
+        copy.allowsSplitting = allowed
+        return copy
+    }
+}

@@ -1,0 +1,272 @@
+// The one place where PrimeKit calls the C kernel. Every `pk_` function used by the engine is called from this
+// file; everything above it sees Swift types only.
+
+internal import CPrimeKit
+
+/// What one `pk_job_step` call ended with.
+enum KernelStep: Sendable {
+    /// The budget was spent and work remains.
+    case more
+    /// The job is finished.
+    case done
+    /// `pk_job_interrupt` was seen; the job is intact.
+    case interrupted
+}
+
+/// A Swift copy of `pk_progress`.
+struct KernelProgress: Sendable, Hashable {
+    var percent: Double = 0
+    var nextDivisor: UInt64 = 0
+    var divisorsTested: UInt64 = 0
+    var workDone: UInt64 = 0
+    var factorsFound: Int = 0
+    var done: Bool = false
+}
+
+/// What `pk_job_divisors` answered.
+enum KernelDivisors: Sendable {
+    /// Every divisor, ascending.
+    case listed([String])
+    /// More divisors than allowed; the count when it fits in `Int`.
+    case tooMany(count: Int?)
+    /// The factorization is not complete, so the divisors are not known.
+    case incomplete
+}
+
+/// Limits the engine passes to the kernel for every job it creates or restores.
+struct KernelLimits: Sendable, Hashable {
+    var maxDigits: Int
+    var bpswDigits: Int
+
+    static var defaults: KernelLimits {
+        var options = pk_options()
+        pk_options_init(&options)
+        return KernelLimits(maxDigits: options.max_digits, bpswDigits: options.bpsw_digits)
+    }
+
+    /// The kernel's default bound cap (2^32).
+    static let defaultBoundCap: UInt64 = UInt64(PK_DEFAULT_BOUND_CAP)
+}
+
+/// Owns one `pk_job` and frees it in `deinit`.
+///
+/// Thread safety follows the kernel: one thread at a time may use a `KernelJob`, except ``interrupt()``, which is
+/// safe from any thread while the caller holds a reference (the reference keeps `deinit` from running concurrently).
+/// The engine guarantees the one-thread rule through its scheduling state, hence `@unchecked Sendable`.
+final class KernelJob: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    private init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        pk_job_destroy(handle)
+    }
+
+    /// The linked kernel's version, e.g. "0.1.0".
+    static var version: String {
+        String(cString: pk_version_string())
+    }
+
+    /// Creates a job for a canonical decimal candidate and an optional divisor range.
+    static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits) throws(PrimeKitError)
+        -> KernelJob
+    {
+        var options = pk_options()
+        pk_options_init(&options)
+        options.max_digits = limits.maxDigits
+        options.bpsw_digits = limits.bpswDigits
+        var out: OpaquePointer?
+        let status = withOptionalCString(from) { fromPointer in
+            withOptionalCString(bound) { boundPointer in
+                options.from = fromPointer
+                options.bound = boundPointer
+                return candidate.withCString { pk_job_create($0, &options, &out) }
+            }
+        }
+        return try wrap(status: status, out)
+    }
+
+    /// Rebuilds a job from kernel checkpoint text.
+    static func restore(_ text: String, limits: KernelLimits) throws(PrimeKitError) -> KernelJob {
+        var options = pk_options()
+        pk_options_init(&options)
+        options.max_digits = limits.maxDigits
+        var out: OpaquePointer?
+        var utf8 = Array(text.utf8)
+        let status = utf8.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                pk_job_restore($0, buffer.count, &options, &out)
+            }
+        }
+        return try wrap(status: status, out)
+    }
+
+    /// Merges finished pieces of one candidate's divisor range into one finished job.
+    static func merge(_ pieces: [KernelJob]) throws(PrimeKitError) -> KernelJob {
+        var out: OpaquePointer?
+        let handles: [OpaquePointer?] = pieces.map { $0.handle }
+        let status = handles.withUnsafeBufferPointer { pk_job_merge($0.baseAddress, $0.count, &out) }
+        withExtendedLifetime(pieces) {}
+        return try wrap(status: status, out)
+    }
+
+    private static func wrap(status: Int32, _ out: OpaquePointer?) throws(PrimeKitError) -> KernelJob {
+        guard status == statusCode(PK_OK), let out else {
+            throw PrimeKitError(kernelStatus: status == statusCode(PK_OK) ? statusCode(PK_E_INTERNAL) : status)
+        }
+        return KernelJob(handle: out)
+    }
+
+    /// Does at most `budget` units of work.
+    func step(budget: UInt64) throws(PrimeKitError) -> KernelStep {
+        let status = pk_job_step(handle, budget)
+        switch status {
+        case statusCode(PK_MORE): return .more
+        case statusCode(PK_DONE): return .done
+        case statusCode(PK_INTERRUPTED): return .interrupted
+        default: throw PrimeKitError(kernelStatus: status)
+        }
+    }
+
+    /// Asks a running (or the next) step to stop early. Safe from any thread.
+    func interrupt() {
+        pk_job_interrupt(handle)
+    }
+
+    /// A snapshot of the job's progress.
+    func progress() -> KernelProgress {
+        var raw = pk_progress()
+        raw.size = MemoryLayout<pk_progress>.size
+        guard pk_job_progress(handle, &raw) == statusCode(PK_OK) else { return KernelProgress() }
+        return KernelProgress(
+            percent: raw.percent, nextDivisor: raw.next_divisor, divisorsTested: raw.divisors_tested,
+            workDone: raw.work_done, factorsFound: raw.factors_found, done: raw.done != 0)
+    }
+
+    /// The distinct prime factors found so far, ascending, with exponents.
+    func factors(count: Int) throws(PrimeKitError) -> [PrimeFactor] {
+        var factors: [PrimeFactor] = []
+        factors.reserveCapacity(count)
+        for index in 0..<count {
+            var exponent: UInt64 = 0
+            let prime = try Self.readString { pk_job_factor(handle, index, $0, $1, $2, &exponent) }
+            factors.append(PrimeFactor(prime: prime, exponent: Int(exponent)))
+        }
+        return factors
+    }
+
+    /// The candidate as decimal.
+    func candidate() throws(PrimeKitError) -> String {
+        try Self.readString { pk_job_candidate(handle, $0, $1, $2) }
+    }
+
+    /// The resumable state as kernel checkpoint text.
+    func checkpoint() throws(PrimeKitError) -> String {
+        try Self.readString { pk_job_checkpoint(handle, $0, $1, $2) }
+    }
+
+    /// The answer of a finished job as a PROTOCOL.md factor result.
+    func factorResult() throws(PrimeKitError) -> FactorResult {
+        var raw = pk_result()
+        raw.size = MemoryLayout<pk_result>.size
+        let status = pk_job_result(handle, &raw)
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        let factors = try factors(count: raw.factor_count)
+        let cofactor = try Self.readString { pk_job_cofactor(handle, $0, $1, $2) }
+        let cofactorStatus: CofactorStatus
+        switch raw.cofactor_status {
+        case Int32(PK_COFACTOR_ONE.rawValue): cofactorStatus = .one
+        case Int32(PK_COFACTOR_PROBABLE_PRIME.rawValue): cofactorStatus = .probablePrime
+        case Int32(PK_COFACTOR_COMPOSITE.rawValue): cofactorStatus = .composite
+        default: cofactorStatus = .unknown
+        }
+        let isPrime: Bool?
+        switch raw.is_prime {
+        case PK_PRIME_YES: isPrime = true
+        case PK_PRIME_NO: isPrime = false
+        default: isPrime = nil
+        }
+        return FactorResult(
+            candidate: try candidate(), factors: factors, cofactor: cofactor, cofactorStatus: cofactorStatus,
+            complete: raw.complete != 0, isPrime: isPrime,
+            certainty: raw.certainty == Int32(PK_CERTAINTY_PROBABLE.rawValue) ? .probable : .proven)
+    }
+
+    /// Every divisor of the candidate when the factorization is complete and there are at most `maxCount`.
+    func divisors(maxCount: Int) throws(PrimeKitError) -> KernelDivisors {
+        var count = 0
+        var length = 0
+        var status = pk_job_divisors(handle, maxCount, nil, 0, &length, &count)
+        switch status {
+        case statusCode(PK_E_INCOMPLETE): return .incomplete
+        case statusCode(PK_E_TOO_MANY): return .tooMany(count: count == Int(bitPattern: UInt(SIZE_MAX)) ? nil : count)
+        case statusCode(PK_OK), statusCode(PK_E_BUFFER): break
+        default: throw PrimeKitError(kernelStatus: status)
+        }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        status = buffer.withUnsafeMutableBufferPointer {
+            pk_job_divisors(handle, maxCount, $0.baseAddress, $0.count, &length, &count)
+        }
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return .listed(text.split(separator: " ").map(String.init))
+    }
+
+    /// Reads a string in the kernel's caller-buffer convention, trying a small stack buffer first.
+    private static func readString(
+        _ call: (UnsafeMutablePointer<CChar>?, Int, UnsafeMutablePointer<Int>) -> Int32
+    ) throws(PrimeKitError) -> String {
+        var length = 0
+        let first: Result<String?, PrimeKitError> = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 96) {
+            buffer in
+            let status = call(buffer.baseAddress, buffer.count, &length)
+            if status == statusCode(PK_OK) { return .success(String(cString: buffer.baseAddress!)) }
+            if status == statusCode(PK_E_BUFFER) { return .success(nil) }
+            return .failure(PrimeKitError(kernelStatus: status))
+        }
+        if let text = try first.get() { return text }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let status = buffer.withUnsafeMutableBufferPointer { call($0.baseAddress, $0.count, &length) }
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}
+
+/// The raw value of a `pk_status` constant as the `int` the kernel's functions return.
+private func statusCode(_ status: pk_status) -> Int32 {
+    Int32(truncatingIfNeeded: status.rawValue)
+}
+
+private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
+}
+
+extension PrimeKitError {
+    /// Maps a negative `pk_status` to the public error. This is the only place kernel statuses become errors.
+    init(kernelStatus status: Int32) {
+        let code: Code
+        switch status {
+        case statusCode(PK_E_ARG): code = .invalidArgument
+        case statusCode(PK_E_PARSE): code = .invalidCandidate
+        case statusCode(PK_E_RANGE): code = .candidateOutOfRange
+        case statusCode(PK_E_TOO_LARGE): code = .candidateTooLarge
+        case statusCode(PK_E_OPTIONS): code = .invalidOptions
+        case statusCode(PK_E_NOMEM): code = .outOfMemory
+        case statusCode(PK_E_BUFFER): code = .internalError
+        case statusCode(PK_E_NOT_DONE): code = .notFinished
+        case statusCode(PK_E_INCOMPLETE): code = .incompleteFactorization
+        case statusCode(PK_E_TOO_MANY): code = .tooManyDivisors
+        case statusCode(PK_E_INDEX): code = .internalError
+        case statusCode(PK_E_CHECKPOINT): code = .invalidCheckpoint
+        case statusCode(PK_E_CHECKPOINT_VERSION): code = .unsupportedCheckpointVersion
+        case statusCode(PK_E_CHECKPOINT_STATE): code = .inconsistentCheckpoint
+        default: code = .internalError
+        }
+        let name = String(cString: pk_status_name(status))
+        let message = String(cString: pk_status_message(status))
+        self.init(code: code, message: "\(message) (\(name))")
+    }
+}

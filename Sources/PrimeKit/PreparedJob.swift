@@ -1,0 +1,96 @@
+/// A validated request, ready to register: its pieces planned and, where options were given, its kernel jobs
+/// already created (so bad options fail at submission, not later on a worker).
+struct PreparedJob: Sendable {
+    var kind: JobKind
+    var candidate: String
+    var pieces: [PieceState]
+    var estimatedWork: Double
+    var priority: JobPriority
+    var progressInterval: Duration
+    var dependencies: [Job]
+
+    /// Validates `request` and plans its pieces.
+    /// - Parameters:
+    ///   - request: What was submitted.
+    ///   - configuration: The queue's configuration (limits, split threshold).
+    ///   - workers: The queue's worker count, the default number of pieces for a split job.
+    init(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int) throws(PrimeKitError) {
+        let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
+        kind = request.kind
+        priority = request.priority
+        progressInterval = request.progressInterval
+        dependencies = request.dependencies
+        if let checkpoint = request.checkpoint {
+            (candidate, pieces, estimatedWork) = try Self.restore(checkpoint, limits: limits)
+            return
+        }
+        candidate = request.candidate
+        try CandidateText.validateCandidate(candidate, maxDigits: configuration.maxDigits)
+        try CandidateText.validateOption(request.from, name: "from")
+        try CandidateText.validateOption(request.bound, name: "bound")
+        let range = CandidateText.effectiveRange(candidate: candidate, from: request.from, bound: request.bound)
+        let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
+        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: candidate.utf8.count)
+        estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
+
+        let pieceCount = min(64, max(1, configuration.splitPieces ?? workers))
+        if request.allowsSplitting, pieceCount > 1, let range, divisors >= configuration.splitThreshold,
+           divisors >= UInt64(pieceCount) {
+            let length = divisors / UInt64(pieceCount)
+            var pieces: [PieceState] = []
+            var low = range.lowerBound
+            for index in 0..<pieceCount {
+                let high = index == pieceCount - 1 ? range.upperBound : low + length - 1
+                let from = String(low)
+                let bound = String(high)
+                let kernel = try KernelJob.create(candidate: candidate, from: from, bound: bound, limits: limits)
+                let weight = Double(high - low + 1) / Double(divisors)
+                pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel))
+                low = high + 1
+            }
+            self.pieces = pieces
+        } else {
+            var piece = PieceState(from: request.from, bound: request.bound, weight: 1)
+            if request.from != nil || request.bound != nil {
+                piece.kernel = try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound,
+                                                    limits: limits)
+            }
+            pieces = [piece]
+        }
+    }
+
+    /// Rebuilds the pieces of a checkpoint; the kernel verifies each one.
+    private static func restore(_ checkpoint: Checkpoint, limits: KernelLimits) throws(PrimeKitError)
+        -> (String, [PieceState], Double)
+    {
+        var pieces: [PieceState] = []
+        var candidate: String?
+        var lengths: [Double] = []
+        for piece in checkpoint.pieces {
+            let kernel = try KernelJob.restore(piece.kernelText, limits: limits)
+            let pieceCandidate = try kernel.candidate()
+            if let candidate, candidate != pieceCandidate {
+                throw PrimeKitError(code: .inconsistentCheckpoint,
+                                    message: "checkpoint pieces are for different candidates")
+            }
+            candidate = pieceCandidate
+            let progress = kernel.progress()
+            var state = PieceState(from: piece.from, bound: piece.bound, weight: 1, kernel: kernel)
+            state.progress = progress
+            state.finished = progress.done
+            state.factors = try kernel.factors(count: progress.factorsFound)
+            pieces.append(state)
+            if let from = piece.from.flatMap({ UInt64($0) }), let bound = piece.bound.flatMap({ UInt64($0) }),
+               bound >= from {
+                lengths.append(Double(bound - from) + 1)
+            } else {
+                lengths.append(1)
+            }
+        }
+        let total = lengths.reduce(0, +)
+        for index in pieces.indices { pieces[index].weight = lengths[index] / total }
+        let text = candidate ?? ""
+        let work = max(1, total * CandidateText.unitsPerDivisor(digits: text.utf8.count))
+        return (text, pieces, work)
+    }
+}

@@ -1,0 +1,31 @@
+import PrimeKit
+import Testing
+
+/// Candidates whose trial division takes long enough to pause or cancel them mid-way.
+enum Slow {
+    /// The largest prime below 2^64: trial division to 2^32 takes seconds.
+    static let prime64 = "18446744073709551557"
+    /// A 100-digit number without small factors: with bound 10^9 the GMP path takes a long time.
+    static let digits100 = "2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077"
+}
+
+extension JobQueue {
+    /// A queue with `workers` workers and short slices, for tests.
+    static func testing(workers: Int = 2, configure: (inout Configuration) -> Void = { _ in }) -> JobQueue {
+        var configuration = Configuration()
+        configuration.maxConcurrentJobs = workers
+        configuration.sliceDuration = .milliseconds(5)
+        configure(&configuration)
+        return JobQueue(configuration: configuration)
+    }
+}
+
+/// A thread-safe log of values, for callbacks and blocks.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
+}
+
+import Synchronization
