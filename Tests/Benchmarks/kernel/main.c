@@ -495,7 +495,24 @@ static void print_rate(uint64_t divisors, double s)
     if (s != s || s <= 0 || divisors == 0)
         printf(" %11s", "-");
     else
-        printf(" %11.1f", (double)divisors / s / 1e6);
+        printf(" %11.4g", (double)divisors / s / 1e6);
+}
+
+/* The 1-minute load average and the online CPUs, to judge the noise. */
+static void print_load(const char *when)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (load >= 0)
+        printf("load average (1 min) %s: %.2f on %ld CPUs\n", when, load, cpus);
+    else
+        printf("online CPUs: %ld (no /proc/loadavg)\n", cpus);
 }
 
 static void print_table(void)
@@ -633,6 +650,7 @@ int main(int argc, char **argv)
     );
     printf("pk_options.simd = %s (%s; PRIMEKIT_SIMD=%s)\n", bench_simd_name(S.simd),
            S.simd_forced ? "forced by --simd" : "from pk_options_init", env ? env : "unset");
+    print_load("at start");
     fflush(stdout);
 
     /* Candidates (construction time is reported, never counted). */
@@ -699,6 +717,7 @@ int main(int argc, char **argv)
     print_table();
     printf("\nAll PrimeKit answers checked. Ratios are medians of same-run pairs "
            "(PrimeKit, peer, PrimeKit, peer, ...).\n");
+    print_load("at end");
     free(w128);
     free(w128_cof);
     free(w2);
