@@ -15,12 +15,15 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public let progressInterval: Duration
     /// The job's share of a batch's work, proportional to its estimated kernel work.
     let estimatedWork: Double
+    /// Test hook: fail on the first slice with this error.
+    let injectedFailure: PrimeKitError?
 
     let scheduler: Scheduler
     let core: Mutex<JobCore>
 
     init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
-         priority: JobPriority, pieces: [PieceState], scheduler: Scheduler) {
+         priority: JobPriority, pieces: [PieceState], injectedFailure: PrimeKitError? = nil, scheduler: Scheduler) {
+        self.injectedFailure = injectedFailure
         self.id = id
         self.kind = kind
         self.candidate = candidate

@@ -24,6 +24,8 @@ public struct JobRequest: Sendable {
     public var dependencies: [Job] = []
     /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.
     public var allowsSplitting = true
+    /// Test hook: the job fails with this error on its first slice instead of running.
+    var injectedFailure: PrimeKitError?
 
     /// A factorization of `candidate`.
     /// - Parameters:

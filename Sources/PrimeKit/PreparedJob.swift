@@ -8,6 +8,7 @@ struct PreparedJob: Sendable {
     var priority: JobPriority
     var progressInterval: Duration
     var dependencies: [Job]
+    var injectedFailure: PrimeKitError?
 
     /// Validates `request` and plans its pieces.
     /// - Parameters:
@@ -20,6 +21,7 @@ struct PreparedJob: Sendable {
         priority = request.priority
         progressInterval = request.progressInterval
         dependencies = request.dependencies
+        injectedFailure = request.injectedFailure
         if let checkpoint = request.checkpoint {
             (candidate, pieces, estimatedWork) = try Self.restore(checkpoint, limits: limits)
             return

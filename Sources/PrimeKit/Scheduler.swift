@@ -174,6 +174,7 @@ final class Scheduler: Sendable {
     /// Runs one slice of one piece, outside every lock.
     private func runSlice(_ assignment: Assignment) -> SliceReport {
         let job = assignment.job
+        if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure) }
         let kernel: KernelJob
         if let existing = assignment.kernel {
             kernel = existing
@@ -369,6 +370,9 @@ final class Scheduler: Sendable {
                 core.pieces[piece].progress = progress
                 if let factors { core.pieces[piece].factors = factors }
                 if let result {
+                    if case .success(let answer) = result, let found = answer.factorization?.factors {
+                        core.pieces[piece].factors = found
+                    }
                     return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
                 }
                 if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
@@ -573,22 +577,22 @@ final class Scheduler: Sendable {
         for channel in channels { channel.finish() }
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
         effects.add {
+            // Callbacks and observers first, so whoever awaits the result sees them done.
             switch outcome {
-            case .success(let result):
-                for waiter in resultWaiters { waiter.resume(returning: result) }
-                for handler in successHandlers { handler(result) }
-            case .failure(let error):
-                for waiter in resultWaiters { waiter.resume(throwing: error) }
-                for handler in failureHandlers { handler(.failed(error)) }
-            case .cancelled(let reason):
-                for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
-                for handler in failureHandlers { handler(.cancelled(reason)) }
+            case .success(let result): for handler in successHandlers { handler(result) }
+            case .failure(let error): for handler in failureHandlers { handler(.failed(error)) }
+            case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
+            }
+            for observer in observers { observer.finished(job, outcome) }
+            switch outcome {
+            case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
+            case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
+            case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
             }
             for waiter in pauseWaiters { waiter.resume(throwing: notFinishedYet) }
             for waiter in checkpointWaiters {
                 if let saved { waiter.resume(returning: saved) } else { waiter.resume(throwing: notFinishedYet) }
             }
-            for observer in observers { observer.finished(job, outcome) }
         }
         return outcome
     }
@@ -676,7 +680,8 @@ final class Scheduler: Sendable {
                 let job = Job(
                     id: JobID(rawValue: s.nextJobID), kind: spec.kind, candidate: spec.candidate,
                     progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork,
-                    priority: spec.priority, pieces: spec.pieces, scheduler: self)
+                    priority: spec.priority, pieces: spec.pieces, injectedFailure: spec.injectedFailure,
+                    scheduler: self)
                 s.unfinished[job.id] = job
                 s.counts.pending += 1
                 jobs.append(job)

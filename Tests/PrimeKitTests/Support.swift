@@ -9,6 +9,13 @@ enum Slow {
     static let digits100 = "2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077"
 }
 
+/// Candidates that take a few milliseconds: enough slices to watch, quick even under ThreadSanitizer.
+enum Medium {
+    /// 1000003 * 10000019: trial division runs to 10^6.
+    static let semiprime = "10000049000057"
+    static let semiprimeFactors = ["1000003", "10000019"]
+}
+
 extension JobQueue {
     /// A queue with `workers` workers and short slices, for tests.
     static func testing(workers: Int = 2, configure: (inout Configuration) -> Void = { _ in }) -> JobQueue {
