@@ -50,8 +50,8 @@ static size_t make_cases(pkt_rng *rng, rt_case *cases, size_t max)
         }
         rt_case *c = &cases[count];
         c->n = mpz_get_str(NULL, 10, n);
-        uint64_t bound = PKT_SANITIZED ? pkt_rand_range(rng, 1u << 19, 1u << 20)
-                                       : pkt_rand_range(rng, 1u << 21, 1u << 23);
+        uint64_t bound = PKT_SANITIZED ? pkt_rand_range(rng, 1u << 23, 1u << 25)
+                                       : pkt_rand_range(rng, 1u << 24, 1u << 26);
         if (bits[i] > 128) bound /= 4; /* the GMP path costs more per divisor */
         pkt_u64(bound, c->bound);
         if (pkt_factor(c->n, NULL, c->bound, 0, 0, &c->ref) != PK_OK) {
@@ -216,7 +216,7 @@ static void round_trip_with_interrupts(int use_signal)
             int st = PK_MORE;
             for (unsigned round = 0; round < 40; round++) {
                 intr_arg a = {job, 0, use_signal, pthread_self()};
-                a.spins = pkt_rand_below(&rng, (uint64_t)1 << pkt_rand_range(&rng, 4, 22));
+                a.spins = pkt_rand_below(&rng, (uint64_t)1 << pkt_rand_range(&rng, 4, 21));
                 pthread_t th;
                 pthread_create(&th, NULL, interrupter, &a);
                 pk_progress before, after;
