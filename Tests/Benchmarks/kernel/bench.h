@@ -18,6 +18,7 @@
 
 double bench_now(void);                     /* CLOCK_MONOTONIC, seconds */
 uint64_t bench_now_ns(void);                /* CLOCK_MONOTONIC, nanoseconds */
+double bench_thread_cpu(void);              /* CPU time of the calling thread, seconds */
 void bench_sleep_ns(uint64_t ns);
 _Noreturn void bench_die(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -79,7 +80,8 @@ typedef struct bench_expect {
 } bench_expect;
 
 typedef struct bench_pk_run {
-    double seconds;               /* pk_job_create .. pk_job_result */
+    double seconds;               /* pk_job_create .. pk_job_result, wall clock */
+    double cpu;                   /* the same span in CPU time of the calling thread */
     uint64_t divisors_tested;     /* from the final progress snapshot */
     int path;                     /* pk_progress.path right after create */
 } bench_pk_run;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +73,7 @@ typedef struct row {
     char simd[24];
     int runs, peer_runs;
     double pk[MAX_RUNS], peer[MAX_RUNS], ratio[MAX_RUNS];
+    double pk_cpu[MAX_RUNS], peer_cpu[MAX_RUNS], cpu_ratio[MAX_RUNS];
     int ratios;
     uint64_t pk_divisors, peer_divisors;
     char note[64];
@@ -86,6 +88,32 @@ static row *row_new(const char *name)
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
     return r;
+}
+
+/* Wall and thread-CPU seconds of one peer run. */
+typedef struct peer_time {
+    double wall, cpu;
+} peer_time;
+
+#define TIME_PEER(pt, expr)                                                   \
+    do {                                                                      \
+        double c0_ = bench_thread_cpu(), w0_ = bench_now();                   \
+        expr;                                                                 \
+        (pt).wall = bench_now() - w0_;                                        \
+        (pt).cpu = bench_thread_cpu() - c0_;                                  \
+    } while (0)
+
+/* Records pair i: PrimeKit run a, peer run b. */
+static void row_pair(row *r, int i, const bench_pk_run *a, peer_time b)
+{
+    r->pk[i] = a->seconds;
+    r->pk_cpu[i] = a->cpu;
+    r->peer[i] = b.wall;
+    r->peer_cpu[i] = b.cpu;
+    r->ratio[r->ratios] = b.wall / a->seconds;
+    r->cpu_ratio[r->ratios] = a->cpu > 0 ? b.cpu / a->cpu : 0;
+    r->ratios++;
+    r->pk_divisors = a->divisors_tested;
 }
 
 /* ---------------------------------------------------------------- CPU */
@@ -126,7 +154,7 @@ static void simd_label(int simd, int path, char *buf, size_t cap)
 /* ------------------------------------------------------ fresh process */
 
 /* Child side: read the candidate on stdin, run it once in this brand-new
- * process, print "seconds divisors path". */
+ * process, print "seconds cpu-seconds divisors path". */
 static int child_fresh(int simd, const char *bound)
 {
     size_t cap = 1 << 20, len = 0;
@@ -150,7 +178,8 @@ static int child_fresh(int simd, const char *bound)
     bench_options(&opt, simd, NULL, bound);
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, buf, PK_COFACTOR_UNKNOWN};
     bench_pk_run r = bench_pk_timed("fresh-process run", buf, &opt, &ex);
-    printf("%.9f %llu %d\n", r.seconds, (unsigned long long)r.divisors_tested, r.path);
+    printf("%.9f %.9f %llu %d\n", r.seconds, r.cpu, (unsigned long long)r.divisors_tested,
+           r.path);
     free(buf);
     return 0;
 }
@@ -210,7 +239,7 @@ static bench_pk_run run_fresh(const char *workload, const char *candidate)
         bench_die("%s: the fresh-process run failed (see its message above)", workload);
     bench_pk_run run;
     unsigned long long div = 0;
-    if (sscanf(line, "%lf %llu %d", &run.seconds, &div, &run.path) != 3)
+    if (sscanf(line, "%lf %lf %llu %d", &run.seconds, &run.cpu, &div, &run.path) != 4)
         bench_die("%s: unreadable reply from the fresh process: %s", workload, line);
     run.divisors_tested = div;
     return run;
@@ -233,24 +262,20 @@ static void u64_workload(const char *key, const char *name, const char *n_dec,
     fprintf(stderr, "%s: n = %s, divisors to %llu\n", name, n_dec, (unsigned long long)limit);
     for (int i = 0; i < S.runs; i++) {
         bench_pk_run a = bench_pk_timed(name, n_dec, &opt, ex);
-        uint64_t tested = 0;
-        double t0 = bench_now();
-        uint64_t f = peer_u64(n, limit, stop_at_first, &tested);
-        double b = bench_now() - t0;
+        uint64_t tested = 0, f = 0;
+        peer_time b;
+        TIME_PEER(b, f = peer_u64(n, limit, stop_at_first, &tested));
         if (f != want_peer)
             bench_die("%s: the peer found %llu, expected %llu", name, (unsigned long long)f,
                       (unsigned long long)want_peer);
-        r->pk[i] = a.seconds;
-        r->peer[i] = b;
-        r->ratio[r->ratios++] = b / a.seconds;
-        r->pk_divisors = a.divisors_tested;
-        r->peer_divisors = tested;
         r->path = bench_path_name(a.path);
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
         if (a.path != PK_PATH_U64)
             bench_die("%s: job started on path %s, expected u64", name, r->path);
+        row_pair(r, i, &a, b);
+        r->peer_divisors = tested;
         bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
-                   S.runs, r->path, r->simd, a.seconds, b, b / a.seconds);
+                   S.runs, r->path, r->simd, a.seconds, b.wall, b.wall / a.seconds);
     }
     r->runs = r->peer_runs = S.runs;
 }
@@ -260,8 +285,9 @@ static void w128_workload(const char *n_dec, const char *cofactor)
     if (!wanted("w128"))
         return;
 #ifndef __SIZEOF_INT128__
+    (void)n_dec;
+    (void)cofactor;
     fprintf(stderr, "W128: skipped (no unsigned __int128 in this compiler)\n");
-    return;
 #else
     row *r = row_new("W128");
     const char *factors[] = {W1B_Q};
@@ -275,23 +301,19 @@ static void w128_workload(const char *n_dec, const char *cofactor)
     fprintf(stderr, "W128: n = %s, divisors to 2^32\n", n_dec);
     for (int i = 0; i < S.runs; i++) {
         bench_pk_run a = bench_pk_timed("W128", n_dec, &opt, &ex);
-        uint64_t tested = 0;
-        double t0 = bench_now();
-        uint64_t f = peer_u128(hi, lo, TWO32, 0, &tested);
-        double b = bench_now() - t0;
+        uint64_t tested = 0, f = 0;
+        peer_time b;
+        TIME_PEER(b, f = peer_u128(hi, lo, TWO32, 0, &tested));
         if (f != 4294967291u)
             bench_die("W128: the peer found %llu, expected 4294967291", (unsigned long long)f);
         if (a.path != PK_PATH_U128)
             bench_die("W128: job started on path %s, expected u128", bench_path_name(a.path));
-        r->pk[i] = a.seconds;
-        r->peer[i] = b;
-        r->ratio[r->ratios++] = b / a.seconds;
-        r->pk_divisors = a.divisors_tested;
-        r->peer_divisors = tested;
         r->path = bench_path_name(a.path);
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
+        row_pair(r, i, &a, b);
+        r->peer_divisors = tested;
         bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
-                   S.runs, r->path, r->simd, a.seconds, b, b / a.seconds);
+                   S.runs, r->path, r->simd, a.seconds, b.wall, b.wall / a.seconds);
     }
     r->runs = r->peer_runs = S.runs;
 #endif
@@ -312,31 +334,25 @@ static void w2_workload(const char *cand)
     for (int i = 0; i < S.runs; i++) {
         bench_pk_run a = run_fresh("W2 fresh", cand);
         bench_pk_run a2 = bench_pk_timed("W2 warm", cand, &opt, &ex);
-        uint64_t tested = 0;
-        double t0 = bench_now();
-        uint64_t f = peer_gmp(cand, W2_BOUND, &tested);
-        double b = bench_now() - t0;
+        uint64_t tested = 0, f = 0;
+        peer_time b;
+        TIME_PEER(b, f = peer_gmp(cand, W2_BOUND, &tested));
         if (f != 0)
             bench_die("W2: the peer found the factor %llu in a survivor", (unsigned long long)f);
         if (a.path != PK_PATH_GMP || a2.path != PK_PATH_GMP)
             bench_die("W2: job started on path %s, expected gmp", bench_path_name(a.path));
-        fresh->pk[i] = a.seconds;
-        warm->pk[i] = a2.seconds;
-        fresh->peer[i] = warm->peer[i] = b;
-        fresh->ratio[fresh->ratios++] = b / a.seconds;
-        warm->ratio[warm->ratios++] = b / a2.seconds;
-        fresh->pk_divisors = a.divisors_tested;
-        warm->pk_divisors = a2.divisors_tested;
+        row_pair(fresh, i, &a, b);
+        row_pair(warm, i, &a2, b);
         fresh->peer_divisors = warm->peer_divisors = tested;
         bench_note("run %d/%d: PrimeKit fresh %.3f s, warm %.3f s, peer %.3f s", i + 1, S.runs,
-                   a.seconds, a2.seconds, b);
+                   a.seconds, a2.seconds, b.wall);
     }
     for (row *r = fresh; r <= warm; r++) {
         r->runs = r->peer_runs = S.runs;
         r->path = "gmp";
         snprintf(r->simd, sizeof r->simd, "-");
     }
-    snprintf(warm->note, sizeof warm->note, "peer times shared with W2 fresh");
+    snprintf(warm->note, sizeof warm->note, "peer runs shared with W2 fresh");
 }
 
 /* W2': PrimeKit in fresh processes (up to --runs, fewer when a run is slow),
@@ -344,33 +360,29 @@ static void w2_workload(const char *cand)
 static void w2p_workload(const char *cand)
 {
     row *r = row_new("W2' fresh");
+    peer_time b = {0, 0};
     int pk_runs = 0;
     for (int i = 0; i < S.runs; i++) {
         bench_pk_run a = run_fresh("W2'", cand);
         if (a.path != PK_PATH_GMP)
             bench_die("W2': job started on path %s, expected gmp", bench_path_name(a.path));
-        r->pk[pk_runs++] = a.seconds;
-        r->pk_divisors = a.divisors_tested;
         bench_note("PrimeKit run %d: %.3f s", i + 1, a.seconds);
         if (i == 0) {
-            uint64_t tested = 0;
-            double t0 = bench_now();
-            uint64_t f = peer_gmp(cand, W2_BOUND, &tested);
-            double b = bench_now() - t0;
+            uint64_t tested = 0, f = 0;
+            TIME_PEER(b, f = peer_gmp(cand, W2_BOUND, &tested));
             if (f != 0)
                 bench_die("W2': the peer found the factor %llu in a survivor",
                           (unsigned long long)f);
-            r->peer[0] = b;
             r->peer_divisors = tested;
-            bench_note("peer (once): %.3f s", b);
+            bench_note("peer (once): %.3f s", b.wall);
         }
+        /* Every PrimeKit run is compared with the one peer run. */
+        row_pair(r, pk_runs++, &a, b);
         if (a.seconds > 5.0)
             break;  /* a slow kernel: one run says enough */
     }
     r->runs = pk_runs;
     r->peer_runs = 1;
-    for (int i = 0; i < pk_runs; i++)
-        r->ratio[r->ratios++] = r->peer[0] / r->pk[i];
     r->path = "gmp";
     snprintf(r->simd, sizeof r->simd, "-");
     snprintf(r->note, sizeof r->note, "peer ran once");
@@ -381,23 +393,28 @@ static void w2p_workload(const char *cand)
 typedef struct piece {
     const char *from, *bound;
     pk_job *job;
+    double wall, cpu;     /* this thread's own time, to expose a busy machine */
 } piece;
 
 static void *piece_thread(void *arg)
 {
     piece *p = arg;
+    double w0 = bench_now(), c0 = bench_thread_cpu();
     pk_options opt;
     bench_options(&opt, S.simd, p->from, p->bound);
     int st = pk_job_create(W1B_N, &opt, &p->job);
     if (st != PK_OK)
         bench_die("W1b split: pk_job_create returned %s", pk_status_name(st));
     bench_pk_finish("W1b split", p->job);
+    p->wall = bench_now() - w0;
+    p->cpu = bench_thread_cpu() - c0;
     return NULL;
 }
 
 typedef struct split_result {
     int pairs;
     double one[MAX_RUNS], two[MAX_RUNS], ratio[MAX_RUNS];
+    double cpu_share[MAX_RUNS];   /* thread CPU / wall of the two pieces */
 } split_result;
 
 static split_result split;
@@ -419,7 +436,7 @@ static void split_workload(void)
     for (int i = 0; i < pairs; i++) {
         bench_pk_run a = bench_pk_timed("W1b 1 thread", W1B_N, &opt, &ex);
 
-        piece p[2] = {{"2", mid_s, NULL}, {mid1_s, root_s, NULL}};
+        piece p[2] = {{"2", mid_s, NULL, 0, 0}, {mid1_s, root_s, NULL, 0, 0}};
         pthread_t th[2];
         double t0 = bench_now();
         for (int k = 0; k < 2; k++)
@@ -440,8 +457,11 @@ static void split_workload(void)
         split.one[i] = a.seconds;
         split.two[i] = b;
         split.ratio[i] = a.seconds / b;
-        bench_note("pair %d/%d: 1 thread %.3f s, 2 threads %.3f s, ratio %.2f", i + 1, pairs,
-                   a.seconds, b, a.seconds / b);
+        bench_note("pair %d/%d: 1 thread %.3f s, 2 threads %.3f s, ratio %.2f "
+                   "(pieces: wall %.3f + %.3f s, thread CPU %.3f + %.3f s)",
+                   i + 1, pairs, a.seconds, b, a.seconds / b, p[0].wall, p[1].wall, p[0].cpu,
+                   p[1].cpu);
+        split.cpu_share[i] = (p[0].cpu + p[1].cpu) / (p[0].wall + p[1].wall);
     }
     split.pairs = pairs;
 }
@@ -482,20 +502,28 @@ static void latency_one(int idx, const char *cand, const char *bound, const benc
 
 /* -------------------------------------------------------------- table */
 
-static void print_secs(double s)
+static void print_secs(int width, double s)
 {
     if (s != s)
-        printf(" %10s", "-");
+        printf(" %*s", width, "-");
     else
-        printf(" %10.3f", s);
+        printf(" %*.3f", width, s);
 }
 
-static void print_rate(uint64_t divisors, double s)
+static void print_ratio(int width, const double *v, size_t n)
+{
+    if (n == 0)
+        printf(" %*s", width, "-");
+    else
+        printf(" %*.1fx", width - 1, bench_median(v, n));
+}
+
+static void print_rate(int width, uint64_t divisors, double s)
 {
     if (s != s || s <= 0 || divisors == 0)
-        printf(" %11s", "-");
+        printf(" %*s", width, "-");
     else
-        printf(" %11.4g", (double)divisors / s / 1e6);
+        printf(" %*.4g", width, (double)divisors / s / 1e6);
 }
 
 /* The 1-minute load average and the online CPUs, to judge the noise. */
@@ -518,34 +546,38 @@ static void print_load(const char *when)
 static void print_table(void)
 {
     if (nrows > 0)
-        printf("\n%-10s %-5s %-13s %4s %10s %10s %10s %10s %8s %11s %11s  %s\n", "workload",
-           "path", "simd", "runs", "PK med s", "PK min s", "peer med s", "peer min s",
-           "peer/PK", "PK Mdiv/s", "peer Mdiv/s", "note");
+        printf("\n%-10s %-5s %-12s %4s %9s %9s %10s %10s %8s %9s %10s %8s %10s %11s  %s\n",
+               "workload", "path", "simd", "runs", "PK med s", "PK min s", "peer med s",
+               "peer min s", "peer/PK", "PK cpu s", "peer cpu s", "cpu rat", "PK Mdiv/s",
+               "peer Mdiv/s", "note");
     for (size_t i = 0; i < nrows; i++) {
         row *r = &rows[i];
-        double pkm = bench_median(r->pk, (size_t)r->runs);
-        double pem = bench_median(r->peer, (size_t)r->peer_runs);
-        printf("%-10s %-5s %-13s %4d", r->name, r->path ? r->path : "?", r->simd, r->runs);
-        print_secs(pkm);
-        print_secs(bench_min(r->pk, (size_t)r->runs));
-        print_secs(pem);
-        print_secs(bench_min(r->peer, (size_t)r->peer_runs));
-        if (r->ratios > 0)
-            printf(" %7.1fx", bench_median(r->ratio, (size_t)r->ratios));
-        else
-            printf(" %8s", "-");
-        print_rate(r->pk_divisors, pkm);
-        print_rate(r->peer_divisors, pem);
+        size_t n = (size_t)r->runs, pn = (size_t)r->peer_runs;
+        double pkm = bench_median(r->pk, n);
+        double pem = bench_median(r->peer, pn);
+        printf("%-10s %-5s %-12s %4d", r->name, r->path ? r->path : "?", r->simd, r->runs);
+        print_secs(9, pkm);
+        print_secs(9, bench_min(r->pk, n));
+        print_secs(10, pem);
+        print_secs(10, bench_min(r->peer, pn));
+        print_ratio(8, r->ratio, (size_t)r->ratios);
+        print_secs(9, bench_median(r->pk_cpu, n));
+        print_secs(10, bench_median(r->peer_cpu, pn));
+        print_ratio(8, r->cpu_ratio, (size_t)r->ratios);
+        print_rate(10, r->pk_divisors, pkm);
+        print_rate(11, r->peer_divisors, pem);
         printf("  %s\n", r->note);
     }
     if (split.pairs > 0) {
         printf("\nW1b split by divisor range, %d pairs: 1 thread med %.3f s (min %.3f), "
-               "2 threads med %.3f s (min %.3f), 1-thread/2-thread %.2fx (median of pairs)\n",
+               "2 threads med %.3f s (min %.3f), 1-thread/2-thread %.2fx (median of pairs); "
+               "the pieces ran on a CPU %.0f%% of their wall time (median)\n",
                split.pairs, bench_median(split.one, (size_t)split.pairs),
                bench_min(split.one, (size_t)split.pairs),
                bench_median(split.two, (size_t)split.pairs),
                bench_min(split.two, (size_t)split.pairs),
-               bench_median(split.ratio, (size_t)split.pairs));
+               bench_median(split.ratio, (size_t)split.pairs),
+               100.0 * bench_median(split.cpu_share, (size_t)split.pairs));
     }
     int any = 0;
     for (int i = 0; i < 4; i++)
@@ -701,7 +733,7 @@ int main(int argc, char **argv)
         split_workload();
     if (wanted("lat")) {
         size_t fast = S.quick ? 200 : 500, gmp = S.quick ? 200 : 300;
-        double cap = S.quick ? 4.0 : 10.0;
+        double cap = S.quick ? 2.0 : 10.0;
         latency_one(0, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64);
         latency_one(1, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128);
         bench_expect w2_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2, PK_COFACTOR_UNKNOWN};

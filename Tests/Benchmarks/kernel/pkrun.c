@@ -38,6 +38,7 @@ bench_pk_run bench_pk_timed(const char *workload, const char *candidate,
     pk_progress pg;
     pk_result res;
 
+    double c0 = bench_thread_cpu();
     double t0 = bench_now();
     int st = pk_job_create(candidate, opt, &job);
     if (st != PK_OK)
@@ -55,6 +56,7 @@ bench_pk_run bench_pk_timed(const char *workload, const char *candidate,
     res.size = sizeof res;
     st = pk_job_result(job, &res);
     double t1 = bench_now();
+    run.cpu = bench_thread_cpu() - c0;
     if (st != PK_OK)
         bench_die("%s: pk_job_result returned %d (%s)", workload, st, pk_status_name(st));
 
