@@ -656,6 +656,19 @@ int main(int argc, char **argv)
             S.simd_forced = 1;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             S.only = argv[++i];
+            static const char *const keys[] = {"w1", "w1b", "w128", "w2", "w2p", "split", "lat"};
+            for (const char *p = S.only; *p;) {
+                size_t len = strcspn(p, ",");
+                int known = 0;
+                for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                    known |= strlen(keys[k]) == len && strncmp(p, keys[k], len) == 0;
+                if (!known) {
+                    fprintf(stderr, "pk-bench: unknown workload '%.*s' in --only\n", (int)len, p);
+                    usage(stderr);
+                    return 1;
+                }
+                p += len + (p[len] == ',');
+            }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
