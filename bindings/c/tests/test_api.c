@@ -479,6 +479,38 @@ void test_divisors_match_brute_force_and_respect_max_count(void)
     }
     pk_job_destroy(job);
     free(cand);
+
+    /* Primorials: 2^k divisors. 2^63 still fits a size_t count, 2^64 and 2^65 do not (SIZE_MAX). */
+    static const unsigned nprimes[] = {10, 63, 64, 65};
+    for (int t = 0; t < 4; t++) {
+        mpz_set_ui(d, 1);
+        mpz_set_ui(P, 1);
+        for (unsigned k = 0; k < nprimes[t]; k++) {
+            mpz_nextprime(P, P);
+            mpz_mul(d, d, P);
+        }
+        cand = mpz_get_str(NULL, 10, d);
+        job = NULL;
+        PKT_CHECK_STATUS(pk_job_create(cand, NULL, &job), PK_OK, "create primorial");
+        if (job && pkt_run(job, UINT64_MAX, 4) == PK_DONE) {
+            size_t len = 0, count = 0;
+            size_t want_count = nprimes[t] < 64 ? (size_t)1 << nprimes[t] : SIZE_MAX;
+            int st = pk_job_divisors(job, 1000, NULL, 0, &len, &count);
+            PKT_CHECK(st == PK_E_TOO_MANY && count == want_count,
+                      "product of the first %u primes: %s, count %zu, want %zu", nprimes[t], pk_status_name(st),
+                      count, want_count);
+            if (nprimes[t] == 10) {
+                /* Within max_count but no buffer: PK_E_BUFFER, still with the count and length. */
+                count = 0;
+                st = pk_job_divisors(job, 1024, NULL, 0, &len, &count);
+                PKT_CHECK(st == PK_E_BUFFER && count == 1024 && len > 1024,
+                          "first 10 primes, max_count 1024, no buffer: %s count %zu len %zu", pk_status_name(st),
+                          count, len);
+            }
+        }
+        pk_job_destroy(job);
+        free(cand);
+    }
     mpz_clear(P);
     mpz_clear(d);
 }

@@ -353,6 +353,18 @@ void test_checkpoint_of_fresh_and_finished_jobs_restores(void)
             out = NULL;
             PKT_CHECK_STATUS(pk_job_restore(text, len, &o, &out), PK_OK, "restore with max_digits == length");
             pk_job_destroy(out);
+            /* Only max_digits and simd are read: the range fields are ignored. */
+            pk_options_init(&o);
+            o.from = "not a number";
+            o.bound = "1";
+            out = NULL;
+            PKT_CHECK_STATUS(pk_job_restore(text, len, &o, &out), PK_OK, "restore ignores options.from/bound");
+            pk_job_destroy(out);
+            pk_options_init(&o);
+            o.size = 0;
+            out = (pk_job *)&out;
+            PKT_CHECK_STATUS(pk_job_restore(text, len, &o, &out), PK_E_ARG, "restore with options.size = 0");
+            PKT_CHECK(out == NULL, "*out not NULL after PK_E_ARG");
         }
         free(text);
         pk_job_destroy(job);
@@ -640,6 +652,14 @@ void test_inconsistent_checkpoints_are_rejected_with_state_or_version(void)
         char *cs = mpz_get_str(NULL, 10, c);
         e = rebuild_factors(text, len, "factors 1\nfactor 6 1\n", cs, &el);
         expect_restore(e, el, PK_E_CHECKPOINT_STATE, "composite factor 6 listed, product consistent");
+        free(e);
+        /* A factor that still divides the cofactor: 2^2 listed, cofactor n/4 (even).
+         * Factors are divided out completely, so this state is impossible. */
+        mpz_divexact_ui(c, n, 4);
+        free(cs);
+        cs = mpz_get_str(NULL, 10, c);
+        e = rebuild_factors(text, len, "factors 1\nfactor 2 2\n", cs, &el);
+        expect_restore(e, el, PK_E_CHECKPOINT_STATE, "2^2 listed but the cofactor is still even");
         free(e);
         /* And the honest version of the same edit: 2^3 as the only factor. */
         mpz_divexact_ui(c, n, 8);
