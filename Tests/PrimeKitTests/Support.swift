@@ -22,6 +22,7 @@ extension JobQueue {
         var configuration = Configuration()
         configuration.maxConcurrentJobs = workers
         configuration.sliceDuration = .milliseconds(5)
+        configuration.splitThreshold = .max  // split tests turn splitting on themselves
         configure(&configuration)
         return JobQueue(configuration: configuration)
     }
