@@ -411,7 +411,7 @@ static size_t brute_divisors(uint64_t n, char *out, size_t cap)
 
 void test_divisors_match_brute_force_and_respect_max_count(void)
 {
-    uint64_t limit = PKT_SIZE(20000, 5000);
+    uint64_t limit = PKT_SIZE(20000, 20000);
     pkt_say("checks: pk_job_divisors of every n in [2, %llu] equals brute force; max_count = count - 1 gives "
             "PK_E_TOO_MANY with the count; probable-prime cofactors count as primes",
             (unsigned long long)limit);

@@ -200,7 +200,7 @@ static void round_trip_with_interrupts(int use_signal)
     pkt_rng_for(&rng, use_signal ? "rt-signal" : "rt-thread");
     rt_case cases[8];
     size_t nc = make_cases(&rng, cases, 8);
-    unsigned reps = PKT_SIZE(3u, 1u), interrupted = 0, restored = 0, rounds_total = 0;
+    unsigned reps = PKT_SIZE(3u, 2u), interrupted = 0, restored = 0, rounds_total = 0;
     if (use_signal) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

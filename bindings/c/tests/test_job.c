@@ -251,7 +251,7 @@ static int merge_by_hand(const mpz_t n, pk_job **pieces, size_t k, uint64_t B, p
 
 void test_split_ranges_merge_to_the_unsplit_answer(void)
 {
-    unsigned trials = PKT_SIZE(300u, 80u);
+    unsigned trials = PKT_SIZE(300u, 200u);
     pkt_say("checks: %u candidates (64-bit, 128-bit and GMP-sized) split into 2..6 random, possibly overlapping "
             "divisor ranges, each run alone: pk_job_merge (pieces in random order) and a merge by hand both "
             "equal the unsplit answer",

@@ -22,7 +22,7 @@ void test_simd_paths_agree_on_random_inputs(void)
         paths[np] = PK_SIMD_AVX512, names[np++] = "avx512";
 #endif
     paths[np] = PK_SIMD_AUTO, names[np++] = "auto";
-    unsigned count = PKT_SIZE(3000u, 600u);
+    unsigned count = PKT_SIZE(3000u, 1500u);
     pkt_say("checks: %u random candidates (64-bit and 65..128-bit; divisors both below 2^20 and in ranges "
             "starting at 2^20..2^32) give the same answer, equal to the GMP oracle, on each path this CPU runs:",
             count);
