@@ -15,6 +15,8 @@
  *   factors <count>
  *   factor <prime> <exponent>      (count lines, ascending)
  *   cofactor <decimal>
+ *   window-from <u64: start of an open accumulate window, 0 when none>
+ *   accumulator <decimal: product of the window's primes mod cofactor, 1 when none>
  *   checksum <16 lower-case hex digits: FNV-1a 64 of every byte before this line>
  *
  * Lines end in "\n". Every field is required, in this order; restoring checks
@@ -116,6 +118,14 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
     }
     sb_text(&b, "cofactor ");
     sb_mpz(&b, job->cof);
+    sb_text(&b, "\n");
+    int open = job->acc_from != PK_ACC_IDLE;
+    sb_u64(&b, "window-from", open ? job->acc_from : 0);
+    sb_text(&b, "accumulator ");
+    if (open)
+        sb_mpz(&b, job->acc);
+    else
+        sb_text(&b, "1");
     sb_text(&b, "\n");
     if (!b.failed) {
         snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)fnv1a(b.s, b.len));
@@ -248,6 +258,14 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         return rc;
     if ((rc = set_mpz(job->cof, v, n)) != PK_OK)
         return rc;
+    uint64_t window;
+    if ((rc = field_u64(r, "window-from", &window)) != PK_OK)
+        return rc;
+    job->acc_from = window ? window : PK_ACC_IDLE;
+    if ((rc = field(r, "accumulator", &v, &n)) != PK_OK)
+        return rc;
+    if ((rc = set_mpz(job->acc, v, n)) != PK_OK)
+        return rc;
     return r->p == r->end ? PK_OK : PK_E_CHECKPOINT;
 }
 
@@ -261,6 +279,11 @@ static int validate(pk_job *job)
     if (job->next < job->from || job->next > job->bound + 1)
         return PK_E_CHECKPOINT_STATE;
     if (job->done && (job->cof_status == PK_COFACTOR_ONE) != (mpz_cmp_ui(job->cof, 1) == 0))
+        return PK_E_CHECKPOINT_STATE;
+    if (job->acc_from == PK_ACC_IDLE ? mpz_cmp_ui(job->acc, 1) != 0
+                                     : job->acc_from < job->from || job->acc_from > job->next ||
+                                           job->done || mpz_sgn(job->acc) <= 0 ||
+                                           mpz_cmp(job->acc, job->cof) >= 0)
         return PK_E_CHECKPOINT_STATE;
     int rc = PK_OK;
     mpz_t prod;

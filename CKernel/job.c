@@ -16,6 +16,8 @@ pk_job *pk_job_alloc(void)
     atomic_init(&job->interrupt, 0);
     mpz_init(job->n);
     mpz_init(job->cof);
+    mpz_init_set_ui(job->acc, 1);
+    job->acc_from = PK_ACC_IDLE;
     pk_sieve_init(&job->sieve);
     job->max_digits = PK_DEFAULT_MAX_DIGITS;
     job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
@@ -31,6 +33,7 @@ void pk_job_destroy(pk_job *job)
     free(job->factors);
     mpz_clear(job->n);
     mpz_clear(job->cof);
+    mpz_clear(job->acc);
     pk_tdgmp_release(job);
     pk_sieve_free(&job->sieve);
     free(job);
@@ -211,6 +214,7 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
     job->next = from;
     job->max_digits = o->max_digits;
     job->bpsw_digits = o->bpsw_digits;
+    job->cache = o->cache;
     pk_dispatch_select(o->simd, &job->dispatch);
     pk_job_refresh_bound(job);
     return PK_OK;
@@ -265,7 +269,12 @@ int pk_job_step(pk_job *job, uint64_t budget)
     uint64_t left = budget;
     for (;;) {
         if (mpz_cmp_ui(job->cof, 1) == 0 || job->next > job->eff_bound) {
-            int rc = pk_job_finish(job);
+            int rc = pk_tdgmp_flush(job); /* an open window is checked first */
+            if (rc < 0)
+                return rc;
+            if (mpz_cmp_ui(job->cof, 1) != 0 && job->next <= job->eff_bound)
+                continue;
+            rc = pk_job_finish(job);
             return rc < 0 ? rc : PK_DONE;
         }
         if (left == 0)

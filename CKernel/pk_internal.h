@@ -27,7 +27,7 @@ __extension__ typedef unsigned __int128 pk_u128;
  * pk_wheel_residues. A scan returns the smallest candidate dividing n, or 0.
  * Implementations are chosen at run time (pk_dispatch); all give identical
  * answers. They are only called for divisors at or above PK_FP_MIN_DIVISOR,
- * where the floating-point reciprocal error bounds hold (see td64.c).
+ * where the floating-point reciprocal error bounds hold (see scan.c).
  */
 #define PK_WHEEL 210u
 #define PK_WHEEL_SLOTS 48u
@@ -45,11 +45,46 @@ typedef struct pk_dispatch {
     pk_scan128_fn scan128;
 } pk_dispatch;
 
-/* Resolve a requested pk_simd value to the best available implementation. */
+/*
+ * Resolve a requested pk_simd value to the best available implementation:
+ * AUTO picks the best the CPU supports; a path the CPU (or the build) lacks
+ * falls back to the best one below it. out->simd records the choice.
+ */
 void pk_dispatch_select(int requested, pk_dispatch *out);
 
 uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
 uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
+#if defined(__x86_64__)
+uint64_t pk_scan64_avx2(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
+uint64_t pk_scan128_avx2(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
+uint64_t pk_scan64_avx512(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
+uint64_t pk_scan128_avx512(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
+#endif
+
+/* Shared by the scans (scan.c; method and error bounds there). */
+
+/* First turns whose candidates are all >= 2^28 (64-bit) and >= 2^29 (128-bit):
+   from there on one Newton step per turn keeps the reciprocals precise enough;
+   below, the scans take two. */
+#define PK_FP64_ONE_STEP_TURN (((UINT64_C(1) << 28) + PK_WHEEL - 1) / PK_WHEEL)
+#define PK_FP128_ONE_STEP_TURN (((UINT64_C(1) << 29) + PK_WHEEL - 1) / PK_WHEEL)
+
+/* n = hi + lo exactly, hi a double with at most 53 significant bits of n,
+   0 <= lo < 2^11. */
+void pk_n64_split(uint64_t n, double *hi, double *lo);
+
+/* n < 2^128 in three exact pieces, n = top_int * 2^76 + mid_int * 2^38 + low * 2^38:
+   top_int = n >> 76 (below 2^52), mid_int = (n >> 38) mod 2^38, low = (n mod 2^38)
+   / 2^38, and the scaled copies top = top_int / 2^38, mid = mid_int / 2^38. */
+#define PK_N128_SCALE 274877906944.0 /* 2^38 */
+typedef struct pk_n128_parts {
+    double top, top_int, mid, mid_int, low;
+} pk_n128_parts;
+void pk_n128_parts_init(pk_u128 n, pk_n128_parts *out);
+
+/* The smallest candidate of turn t dividing n (exact remainders), or 0. */
+uint64_t pk_turn_divisor64(uint64_t n, uint64_t t);
+uint64_t pk_turn_divisor128(pk_u128 n, uint64_t t);
 
 /* ------------------------------------------------------------- sieve */
 
@@ -77,6 +112,26 @@ void pk_sieve_free(pk_sieve *s);
  * count, or -1 when memory runs out.
  */
 long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* ------------------------------------------------------------- cache */
+
+/* Products of the primes of aligned segments [k*SPAN, (k+1)*SPAN). */
+typedef struct pk_cache_entry {
+    mpz_t product;
+    long count;                 /* primes in the segment */
+} pk_cache_entry;
+
+struct pk_cache {
+    _Atomic(pk_cache_entry *) *slots;
+    size_t slot_count;
+    atomic_size_t bytes;
+    size_t max_bytes;
+};
+
+/* The entry for segment k, or NULL. */
+const pk_cache_entry *pk_cache_get(pk_cache *c, uint64_t k);
+/* Offer a computed product for segment k; the cache copies it if it has room. */
+void pk_cache_put(pk_cache *c, uint64_t k, const mpz_t product, long count);
 
 /* ------------------------------------------------------------ primality */
 
@@ -121,6 +176,14 @@ struct pk_job {
     int cof_status;             /* pk_cofactor_status, once done */
 
     pk_dispatch dispatch;
+    pk_cache *cache;            /* shared segment products, may be NULL */
+
+    /* GMP accumulate mode: acc = product of the primes of [acc_from, next)
+       modulo cof, not yet checked with a gcd. acc_from == next when idle.
+       Written to checkpoints so a restore continues exactly. */
+    mpz_t acc;
+    uint64_t acc_from;          /* PK_ACC_IDLE when no window is open */
+    int no_accumulate;          /* force word products (splitting a gcd) */
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
     pk_sieve sieve;
@@ -152,6 +215,10 @@ int pk_job_take_interrupt(pk_job *job);
 int pk_td_word(pk_job *job, uint64_t *budget);
 int pk_tdgmp(pk_job *job, uint64_t *budget);
 void pk_tdgmp_release(pk_job *job);
+
+/* Close an open accumulate window: gcd, split, divide out. */
+int pk_tdgmp_flush(pk_job *job);
+#define PK_ACC_IDLE PK_U64_MAX
 
 /* Internal outcome of a path call. */
 enum {

@@ -133,15 +133,43 @@ typedef struct pk_options {
     size_t size;            /* sizeof(pk_options), set by pk_options_init */
     const char *from;       /* first divisor to try, decimal; NULL means "2" */
     const char *bound;      /* last divisor to try (inclusive), decimal; NULL means
-                               floor(sqrt(n)) capped at 2^32. Values above
-                               2^64-65536 (decimal strings of any length) are treated
-                               as 2^64-65536; trial division never gets that far. The bound also shrinks on its own to
-                               floor(sqrt(cofactor)) as factors are divided out. */
+                               floor(sqrt(n)) capped at 2^32. Values above 2^64-65536
+                               (strings of any length) are treated as 2^64-65536:
+                               trial division never gets that far. The bound also
+                               shrinks on its own to floor(sqrt(cofactor)) as
+                               factors are divided out. */
     size_t max_digits;      /* candidates longer than this are PK_E_TOO_LARGE */
     size_t bpsw_digits;     /* a remainder left above the bound with at most this many
                                digits is classified by BPSW; longer ones are "unknown" */
     int simd;               /* a pk_simd value */
+    struct pk_cache *cache; /* NULL, or a cache of prime products shared by jobs
+                               (see pk_cache_create); it must outlive the job */
 } pk_options;
+
+/* ------------------------------------------------------------------ cache */
+
+/*
+ * A cache of products of sieved primes, used on the GMP path (candidates
+ * above 2^128 with many digits) so that jobs after the first skip rebuilding
+ * them: a second 100,000-digit job to 10^7 runs several times faster than the
+ * first. Entries are immutable once published; the cache is safe to share
+ * between jobs stepped concurrently on different threads.
+ */
+typedef struct pk_cache pk_cache;
+
+/*
+ * pk_cache_create — make an empty cache.
+ * max_bytes  memory the cache may use for products (0: 64 MiB). Segments past
+ *            the limit are computed per job and not kept.
+ * out        receives the cache; NULL on error.
+ * Returns PK_OK, PK_E_ARG or PK_E_NOMEM. Thread-safe.
+ */
+PK_API int pk_cache_create(size_t max_bytes, pk_cache **out);
+
+/*
+ * pk_cache_destroy — free a cache. NULL is a no-op. No job may still use it.
+ */
+PK_API void pk_cache_destroy(pk_cache *cache);
 
 /*
  * pk_options_init — fill *options with the defaults and set options->size.
@@ -150,6 +178,21 @@ typedef struct pk_options {
  * Thread-safe as long as the environment is not being modified.
  */
 PK_API void pk_options_init(pk_options *options);
+
+/*
+ * pk_simd_active — the implementation a job created with options.simd =
+ * requested would really use on this CPU and this build of the library.
+ * PK_SIMD_AUTO resolves to the best one supported (the environment is not
+ * read; pk_options_init does that); a path the CPU lacks falls back to the
+ * best one below it (AVX-512 -> AVX2 -> portable). Non-x86-64 builds always
+ * use PK_SIMD_PORTABLE.
+ *
+ * requested  a pk_simd value.
+ *
+ * Returns PK_SIMD_PORTABLE, PK_SIMD_AVX2 or PK_SIMD_AVX512, or PK_E_OPTIONS
+ * when requested is not a pk_simd value. Thread-safe.
+ */
+PK_API int pk_simd_active(int requested);
 
 /* -------------------------------------------------------------------- job */
 
