@@ -401,32 +401,36 @@ static int try_restore(const char *text, size_t len, const char *orig, size_t or
     return is_restore_error(st) ? 1 : 0;
 }
 
-/* A checkpoint of a modest candidate, paused with factors found. */
-static char *modest_checkpoint(size_t *len)
+/* A checkpoint of a modest candidate, paused with factors found: on the
+ * 128-bit path (gmp = 0) or the GMP path (gmp = 1). */
+static const char *const modest[2] = {
+    /* 2^3 * 3 * 1009 * 10007 * 100003 * (a prime near 2^70) */
+    "28610077408547896623577062924578328",
+    /* 2^3 * 3 * 1009 * 10007 * 100003 * (a prime near 2^200) */
+    "38942019433487790055028175423581365696798487631094291081730330970410420808",
+};
+
+static char *modest_checkpoint(int gmp, size_t *len)
 {
     pk_options o;
     pk_options_init(&o);
     o.bound = "200000";
     pk_job *job = NULL;
-    /* 2^3 * 3 * 1009 * 10007 * 100003 * (a prime near 2^70) */
-    if (pk_job_create("28610077408547896623577062924578328", &o, &job) != PK_OK) {
+    if (pk_job_create(modest[gmp], &o, &job) != PK_OK) {
         PKT_CHECK(0, "create modest candidate");
         return NULL;
     }
-    int st = pk_job_step(job, 20000);
-    PKT_CHECK(st == PK_MORE, "modest candidate: step(20000) returned %s, want PK_MORE", pk_status_name(st));
+    int st = pk_job_step(job, gmp ? 40000 : 20000);
+    PKT_CHECK(st == PK_MORE, "modest candidate: first step returned %s, want PK_MORE", pk_status_name(st));
     char *text = pkt_checkpoint(job, len);
     pk_job_destroy(job);
     return text;
 }
 
-void test_corrupted_checkpoints_are_rejected_never_crash(void)
+static void corrupt_one(int gmp)
 {
-    pkt_say("checks: every single-bit flip of every byte, every truncation length, appended bytes and random "
-            "garbage are rejected with PK_E_CHECKPOINT/_VERSION/_STATE and *out == NULL (never a crash, never "
-            "a different job)");
     size_t len = 0;
-    char *text = modest_checkpoint(&len);
+    char *text = modest_checkpoint(gmp, &len);
     if (!text) return;
     pkt_say("checkpoint of %zu bytes:\n%s", len, text);
     char *buf = malloc(len + 64);
@@ -458,7 +462,7 @@ void test_corrupted_checkpoints_are_rejected_never_crash(void)
     }
     /* Random garbage, and random garbage after a valid first line. */
     pkt_rng rng;
-    pkt_rng_for(&rng, "garbage");
+    pkt_rng_for(&rng, gmp ? "garbage-gmp" : "garbage");
     char junk[512];
     for (int t = 0; t < 2000; t++) {
         size_t jl = (size_t)pkt_rand_below(&rng, sizeof junk);
@@ -472,6 +476,15 @@ void test_corrupted_checkpoints_are_rejected_never_crash(void)
     pkt_say("%u flips, %zu truncations, 2000 garbage inputs; %d accepted as the same job", flips, len, same);
     free(buf);
     free(text);
+}
+
+void test_corrupted_checkpoints_are_rejected_never_crash(void)
+{
+    pkt_say("checks: every single-bit flip of every byte, every truncation length, appended bytes and random "
+            "garbage are rejected with PK_E_CHECKPOINT/_VERSION/_STATE and *out == NULL (never a crash, never "
+            "a different job), for a paused 115-bit job and a paused 250-bit (GMP path) job");
+    corrupt_one(0);
+    corrupt_one(1);
 }
 
 /* ------------------------------------------------------------ crafted text */
@@ -594,7 +607,7 @@ void test_inconsistent_checkpoints_are_rejected_with_state_or_version(void)
             "contradicting the cofactor) give PK_E_CHECKPOINT_STATE; unknown versions give "
             "PK_E_CHECKPOINT_VERSION; a factor count that does not match the lines gives PK_E_CHECKPOINT");
     size_t len = 0;
-    char *text = modest_checkpoint(&len);
+    char *text = modest_checkpoint(0, &len);
     if (!text) return;
     if (!sealed_as_documented(text, len)) {
         PKT_CHECK(0, "checkpoint is not sealed as documented (last line \"checksum <FNV-1a 64 hex>\"): the "
