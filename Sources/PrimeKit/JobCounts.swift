@@ -8,6 +8,9 @@ public struct JobCounts: Sendable, Hashable {
     public var failed = 0
     public var cancelled = 0
 
+    /// All zero.
+    public init() {}
+
     /// Jobs not finished yet (pending, ready, running, paused).
     public var unfinished: Int { pending + ready + running + paused }
 

@@ -1,0 +1,65 @@
+@testable import PrimeKit
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct BatchTests {
+    @Test func aBatchAggregatesProgressResultsAndFailures() async throws {
+        let queue = JobQueue.testing(workers: 2)
+        queue.suspend()
+        let requests: [JobRequest] = [
+            .isPrime(1_000_003), .factor(Medium.semiprime), .factor("600851475143").failing(), .isPrime(12_354_962),
+            .factor("1000036000099", bound: "1000"),
+        ]
+        let batch = try queue.submitBatch(requests, progressInterval: .zero)
+        var iterator = batch.progressUpdates.makeAsyncIterator()
+        let completions = Recorder<Int>()
+        batch.onCompletion { completions.append($0.results.count) }
+        let callbackProgress = Recorder<BatchProgress>()
+        batch.onProgress { callbackProgress.append($0) }
+        queue.resume()
+        var snapshots: [BatchProgress] = []
+        while let snapshot = await iterator.next() { snapshots.append(snapshot) }
+        let outcome = await batch.outcome
+
+        #expect(outcome.results.count == 4)
+        #expect(outcome.failed == [batch.jobs[2]])
+        #expect(outcome.cancelled.isEmpty)
+        #expect(outcome.results[batch.jobs[3].id]?.primality?.isPrime == false)
+        #expect(completions.values == [4])
+
+        let last = try #require(snapshots.last)
+        #expect(last.finished == 5 && last.total == 5)
+        #expect(last.succeeded == 4 && last.failed == 1 && last.cancelled == 0)
+        #expect(last.fractionOfJobs == 1)
+        #expect(last.fractionOfWork == 1)
+        #expect(snapshots.map(\.finished) == snapshots.map(\.finished).sorted())
+        #expect(snapshots.map(\.seq) == snapshots.map(\.seq).sorted())
+        #expect(callbackProgress.values.last?.finished == 5)
+        #expect(batch.progress.finished == 5)
+    }
+
+    @Test func workWeightedProgressCountsBigJobsMore() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        queue.suspend()
+        let batch = try queue.submitBatch([.isPrime(1_000_003), .isPrime(Slow.prime64)], progressInterval: .zero)
+        var iterator = batch.progressUpdates.makeAsyncIterator()
+        queue.resume()
+        // Wait for the small job to finish: half the jobs, but almost none of the work.
+        while let snapshot = await iterator.next(), snapshot.finished < 1 {}
+        let progress = batch.progress
+        #expect(progress.finished == 1)
+        #expect(progress.fractionOfJobs == 0.5)
+        #expect(progress.fractionOfWork < 0.1)
+        batch.cancel()
+        let outcome = await batch.outcome
+        #expect(outcome.cancelled == [batch.jobs[1]])
+        #expect(outcome.results.count == 1)
+    }
+
+    @Test func anEmptyBatchIsCompleteAtOnce() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        let batch = try queue.submitBatch([])
+        let outcome = await batch.outcome
+        #expect(outcome.results.isEmpty && outcome.failed.isEmpty)
+        #expect(batch.progress.fractionOfJobs == 1)
+    }
+}
