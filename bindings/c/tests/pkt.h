@@ -193,7 +193,9 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(checkpoint_of_fresh_and_finished_jobs_restores)        \
     X(corrupted_checkpoints_are_rejected_never_crash)        \
     X(inconsistent_checkpoints_are_rejected_with_state_or_version) \
-    X(simd_paths_agree_on_random_inputs)
+    X(simd_active_reports_what_the_cpu_runs)                 \
+    X(simd_paths_agree_on_random_inputs)                     \
+    X(cache_shared_by_jobs_and_threads_changes_no_answer)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)

@@ -9,6 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+void test_simd_active_reports_what_the_cpu_runs(void)
+{
+    int avx2 = 0, avx512 = 0;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
+    pkt_say("checks: pk_simd_active agrees with __builtin_cpu_supports (this CPU: avx2+fma %s, avx512f+dq %s), "
+            "falls back AVX-512 -> AVX2 -> portable, and rejects values that are not a pk_simd",
+            avx2 ? "yes" : "no", avx512 ? "yes" : "no");
+    int best = avx512 ? PK_SIMD_AVX512 : avx2 ? PK_SIMD_AVX2 : PK_SIMD_PORTABLE;
+    int below512 = avx2 ? PK_SIMD_AVX2 : PK_SIMD_PORTABLE;
+    PKT_CHECK(pk_simd_active(PK_SIMD_PORTABLE) == PK_SIMD_PORTABLE, "portable -> %d", pk_simd_active(PK_SIMD_PORTABLE));
+    PKT_CHECK(pk_simd_active(PK_SIMD_AVX2) == (avx2 ? PK_SIMD_AVX2 : PK_SIMD_PORTABLE), "avx2 -> %d",
+              pk_simd_active(PK_SIMD_AVX2));
+    PKT_CHECK(pk_simd_active(PK_SIMD_AVX512) == (avx512 ? PK_SIMD_AVX512 : below512), "avx512 -> %d",
+              pk_simd_active(PK_SIMD_AVX512));
+    PKT_CHECK(pk_simd_active(PK_SIMD_AUTO) == best, "auto -> %d, want %d", pk_simd_active(PK_SIMD_AUTO), best);
+    PKT_CHECK_STATUS(pk_simd_active(4), PK_E_OPTIONS, "pk_simd_active(4)");
+    PKT_CHECK_STATUS(pk_simd_active(-1), PK_E_OPTIONS, "pk_simd_active(-1)");
+}
+
 void test_simd_paths_agree_on_random_inputs(void)
 {
     int paths[4], np = 0;
