@@ -106,17 +106,21 @@ void bench_pk_check(const char *workload, const pk_job *job, const char *candida
 
 typedef struct bench_latency {
     size_t samples;               /* interrupts that landed inside a step */
-    size_t missed;                /* the step finished before the interrupt */
-    double median_s, p99_s, worst_s;
+    size_t missed;                /* the step had returned before the interrupt */
+    size_t finished;              /* jobs that ran to the end (answers checked) */
+    double median_s, p99_s, worst_s;              /* wall clock */
+    double cpu_median_s, cpu_p99_s, cpu_worst_s;  /* CPU time of the stepping thread */
     int path;
 } bench_latency;
 
 /* Repeatedly runs one big pk_job_step on `candidate` while a second thread
  * calls pk_job_interrupt after a random delay in [min_delay, max_delay]
- * seconds; measures interrupt call -> step return. Stops after `want`
- * samples or `time_cap` seconds. A job that finishes (after many
- * interrupted steps) has its answer checked against *expect and is created
- * again. */
+ * seconds; measures interrupt call -> step return, in wall time and in CPU
+ * time of the stepping thread (which leaves out time it spent descheduled).
+ * A step that returns PK_DONE after the interrupt was sent also counts: it
+ * returned that long after the request. Stops after `want` samples or
+ * `time_cap` seconds. A job that finishes (after many interrupted steps) has
+ * its answer checked against *expect and is created again. */
 bench_latency bench_interrupt_latency(const char *workload, const char *candidate,
                                       const pk_options *opt, const bench_expect *expect,
                                       size_t want,

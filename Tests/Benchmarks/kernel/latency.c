@@ -3,16 +3,20 @@
  * running pk_job_step() return?
  *
  * The main thread runs one step with a huge budget; a second thread sleeps a
- * pseudo-random delay, reads CLOCK_MONOTONIC (t0) and calls pk_job_interrupt;
- * the main thread reads the clock as soon as the step returns (t1). The
- * sample is t1 - t0. The mutex and condition variable only hand over the job
- * and t0 between samples; neither is on the measured path.
+ * pseudo-random delay, reads the main thread's CPU clock (c0) and
+ * CLOCK_MONOTONIC (t0) and calls pk_job_interrupt; the main thread reads both
+ * clocks as soon as the step returns (t1, c1). The wall sample is t1 - t0;
+ * the CPU sample c1 - c0 is the work the stepping thread did before it
+ * returned, which a busy machine cannot inflate by descheduling it. The mutex
+ * and condition variable only hand over the job and the clock readings
+ * between samples; neither is on the measured path.
  */
 #include "bench.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct lat_shared {
     pthread_mutex_t mu;
@@ -22,6 +26,8 @@ typedef struct lat_shared {
     int fired;            /* interrupter -> main: the interrupt was sent, t0 set */
     int quit;
     uint64_t t0_ns;
+    double c0;            /* the main thread's CPU time at the interrupt */
+    clockid_t main_cpu;   /* the main thread's CPU-time clock */
     uint64_t lo_ns, hi_ns, rng;
 } lat_shared;
 
@@ -40,11 +46,15 @@ static void *interrupter(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         bench_sleep_ns(delay);
+        struct timespec c;
+        if (clock_gettime(s->main_cpu, &c) != 0)
+            c.tv_sec = 0, c.tv_nsec = 0;
         uint64_t t0 = bench_now_ns();
         pk_job_interrupt(job);
 
         pthread_mutex_lock(&s->mu);
         s->t0_ns = t0;
+        s->c0 = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
         s->fired = 1;
         pthread_cond_broadcast(&s->cv);
     }
@@ -60,6 +70,7 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
     bench_latency out;
     memset(&out, 0, sizeof out);
     double *lat = bench_xmalloc(want * sizeof *lat);
+    double *cpu = bench_xmalloc(want * sizeof *cpu);
 
     lat_shared s;
     memset(&s, 0, sizeof s);
@@ -70,6 +81,8 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
     if (s.hi_ns < s.lo_ns)
         s.hi_ns = s.lo_ns;
     s.rng = seed;
+    if (pthread_getcpuclockid(pthread_self(), &s.main_cpu) != 0)
+        bench_die("%s: pthread_getcpuclockid failed", workload);
 
     pthread_t th;
     if (pthread_create(&th, NULL, interrupter, &s) != 0)
@@ -102,26 +115,35 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
             st = pk_job_step(job, BENCH_BIG_BUDGET);
         while (st == PK_MORE);
         uint64_t t1 = bench_now_ns();
+        double c1 = bench_thread_cpu();
 
         pthread_mutex_lock(&s.mu);
         while (!s.fired)
             pthread_cond_wait(&s.cv, &s.mu);
         uint64_t t0 = s.t0_ns;
+        double c0 = s.c0;
         pthread_mutex_unlock(&s.mu);
 
-        if (st == PK_INTERRUPTED) {
-            if (t1 < t0)
-                bench_die("%s: the step returned PK_INTERRUPTED before the interrupt", workload);
-            lat[out.samples++] = (double)(t1 - t0) * 1e-9;
-        } else if (st == PK_DONE) {
-            /* Finished before the interrupt landed: no sample. The job went
-             * through many interrupted steps, so its answer is a resume test. */
-            out.missed++;
+        if (st != PK_INTERRUPTED && st != PK_DONE)
+            bench_die("%s: pk_job_step returned %d (%s)", workload, st, pk_status_name(st));
+        if (st == PK_INTERRUPTED && t1 < t0)
+            bench_die("%s: the step returned PK_INTERRUPTED before the interrupt", workload);
+        if (t0 <= t1) {
+            /* The step returned t1 - t0 after the request: interrupted, or
+             * done with its last piece of work (which it could not cut). */
+            lat[out.samples] = (double)(t1 - t0) * 1e-9;
+            cpu[out.samples] = c1 > c0 ? c1 - c0 : 0.0;
+            out.samples++;
+        } else {
+            out.missed++;   /* the job finished before the interrupt was sent */
+        }
+        if (st == PK_DONE) {
+            /* The job went through many interrupted steps, so its answer is
+             * also a resume test. */
+            out.finished++;
             bench_pk_check(workload, job, candidate, expect);
             pk_job_destroy(job);
             job = NULL;
-        } else {
-            bench_die("%s: pk_job_step returned %d (%s)", workload, st, pk_status_name(st));
         }
     }
 
@@ -137,6 +159,10 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
     out.median_s = bench_median(lat, out.samples);
     out.p99_s = bench_quantile(lat, out.samples, 0.99);
     out.worst_s = bench_max(lat, out.samples);
+    out.cpu_median_s = bench_median(cpu, out.samples);
+    out.cpu_p99_s = bench_quantile(cpu, out.samples, 0.99);
+    out.cpu_worst_s = bench_max(cpu, out.samples);
     free(lat);
+    free(cpu);
     return out;
 }

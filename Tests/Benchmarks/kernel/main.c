@@ -44,6 +44,7 @@ typedef struct settings {
     int simd_forced;
     const char *only;             /* comma-separated workload keys, or NULL */
     const char *self;             /* path of this executable, for fresh processes */
+    pk_cache *cache;              /* this process's cache for warm GMP-path jobs */
 } settings;
 
 static settings S;
@@ -131,24 +132,28 @@ static int cpu_has(const char *flag)
     return 0;
 }
 
-/* What pk_options.simd asks for, and under "auto" what the CPU flags say the
- * kernel will pick (the API reports the arithmetic path, not the SIMD one). */
+/* What the CPU flags say automatic dispatch should pick. */
+static int simd_expected(void)
+{
+    if (cpu_has("avx512f") && cpu_has("avx512dq"))
+        return PK_SIMD_AVX512;
+    if (cpu_has("avx2") && cpu_has("fma"))
+        return PK_SIMD_AVX2;
+    return PK_SIMD_PORTABLE;
+}
+
+/* "requested>active" as the kernel reports it (pk_simd_active), e.g.
+ * "auto>avx512"; "-" on the GMP path, where the option does not apply. */
 static void simd_label(int simd, int path, char *buf, size_t cap)
 {
     if (path == PK_PATH_GMP) {
         snprintf(buf, cap, "-");
         return;
     }
-    if (simd != PK_SIMD_AUTO) {
-        snprintf(buf, cap, "%s", bench_simd_name(simd));
-        return;
-    }
-    const char *guess = "portable";
-    if (cpu_has("avx512f") && cpu_has("avx512dq"))
-        guess = "avx512";
-    else if (cpu_has("avx2") && cpu_has("fma"))
-        guess = "avx2";
-    snprintf(buf, cap, "auto:%s", guess);
+    int active = pk_simd_active(simd);
+    if (active < 0)
+        bench_die("pk_simd_active(%d) returned %s", simd, pk_status_name(active));
+    snprintf(buf, cap, "%s>%s", bench_simd_name(simd), bench_simd_name(active));
 }
 
 /* ------------------------------------------------------ fresh process */
@@ -174,12 +179,20 @@ static int child_fresh(int simd, const char *bound)
     }
     buf[len] = '\0';
 
+    /* A new, empty cache: this is the first job of a process that keeps one
+     * (as an engine does). Creating it is not part of the job's time. */
+    pk_cache *cache = NULL;
+    int st = pk_cache_create(0, &cache);
+    if (st != PK_OK)
+        bench_die("child: pk_cache_create returned %s", pk_status_name(st));
     pk_options opt;
     bench_options(&opt, simd, NULL, bound);
+    opt.cache = cache;
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, buf, PK_COFACTOR_UNKNOWN};
     bench_pk_run r = bench_pk_timed("fresh-process run", buf, &opt, &ex);
     printf("%.9f %.9f %llu %d\n", r.seconds, r.cpu, (unsigned long long)r.divisors_tested,
            r.path);
+    pk_cache_destroy(cache);
     free(buf);
     return 0;
 }
@@ -327,8 +340,10 @@ static void w2_workload(const char *cand)
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, cand, PK_COFACTOR_UNKNOWN};
     pk_options opt;
     bench_options(&opt, S.simd, NULL, W2_BOUND_S);
+    opt.cache = S.cache;
 
-    /* The first job on this candidate in this process is the warm-up. */
+    /* The first job on this candidate with this process's cache is the
+     * warm-up: it fills the cache. */
     bench_pk_run w = bench_pk_timed("W2 warm-up", cand, &opt, &ex);
     bench_note("warm-up run in this process: %.3f s (not counted)", w.seconds);
     for (int i = 0; i < S.runs; i++) {
@@ -475,18 +490,28 @@ typedef struct lat_row {
     const char *skipped;
 } lat_row;
 
-static lat_row lat_rows[4] = {
+#define LAT_ROWS 6
+static lat_row lat_rows[LAT_ROWS] = {
     {"64-bit (W1)", {0}, 0, NULL},
     {"128-bit (W128)", {0}, 0, NULL},
-    {"GMP 100,000 digits", {0}, 0, NULL},
-    {"GMP 1,000,000 digits", {0}, 0, NULL},
+    {"GMP 10^5 dig, no cache", {0}, 0, NULL},
+    {"GMP 10^5 dig, warm", {0}, 0, NULL},
+    {"GMP 10^6 dig, no cache", {0}, 0, NULL},
+    {"GMP 10^6 dig, warm", {0}, 0, NULL},
 };
 
 static void latency_one(int idx, const char *cand, const char *bound, const bench_expect *ex,
-                        size_t want, double lo, double hi, double cap, int want_path)
+                        size_t want, double lo, double hi, double cap, int want_path,
+                        pk_cache *cache)
 {
     pk_options opt;
     bench_options(&opt, S.simd, NULL, bound);
+    opt.cache = cache;
+    if (cache != NULL) {
+        /* One untimed job first, so the cache holds what this size needs. */
+        bench_pk_run w = bench_pk_timed(lat_rows[idx].name, cand, &opt, ex);
+        bench_note("cache warm-up job: %.3f s", w.seconds);
+    }
     fprintf(stderr, "latency %s: up to %zu samples, delays %.1f-%.1f ms\n", lat_rows[idx].name,
             want, lo * 1e3, hi * 1e3);
     lat_rows[idx].l = bench_interrupt_latency(lat_rows[idx].name, cand, &opt, ex, want, lo, hi,
@@ -495,9 +520,11 @@ static void latency_one(int idx, const char *cand, const char *bound, const benc
     if (lat_rows[idx].l.path != want_path)
         bench_die("latency %s: job on path %s", lat_rows[idx].name,
                   bench_path_name(lat_rows[idx].l.path));
-    bench_note("%zu samples (%zu steps finished first), median %.1f us, worst %.1f us",
-               lat_rows[idx].l.samples, lat_rows[idx].l.missed, lat_rows[idx].l.median_s * 1e6,
-               lat_rows[idx].l.worst_s * 1e6);
+    bench_note("%zu samples (%zu missed, %zu jobs finished), wall median %.1f us, worst %.1f us; "
+               "CPU median %.1f us, worst %.1f us",
+               lat_rows[idx].l.samples, lat_rows[idx].l.missed, lat_rows[idx].l.finished,
+               lat_rows[idx].l.median_s * 1e6, lat_rows[idx].l.worst_s * 1e6,
+               lat_rows[idx].l.cpu_median_s * 1e6, lat_rows[idx].l.cpu_worst_s * 1e6);
 }
 
 /* -------------------------------------------------------------- table */
@@ -543,6 +570,21 @@ static void print_load(const char *when)
         printf("online CPUs: %ld (no /proc/loadavg)\n", cpus);
 }
 
+/* A duration with its unit (us below 10 ms, ms above), in one of a few
+ * static slots so several can appear in one printf. */
+static const char *fmt_dur(int slot, double s)
+{
+    static char buf[8][24];
+    char *b = buf[slot % 8];
+    if (s != s)
+        snprintf(b, sizeof buf[0], "-");
+    else if (s < 10e-3)
+        snprintf(b, sizeof buf[0], "%.1f us", s * 1e6);
+    else
+        snprintf(b, sizeof buf[0], "%.1f ms", s * 1e3);
+    return b;
+}
+
 static void print_table(void)
 {
     if (nrows > 0)
@@ -580,22 +622,25 @@ static void print_table(void)
                100.0 * bench_median(split.cpu_share, (size_t)split.pairs));
     }
     int any = 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < LAT_ROWS; i++)
         any |= lat_rows[i].ran || lat_rows[i].skipped;
     if (any) {
-        printf("\n%-22s %-5s %8s %8s %11s %11s %11s\n", "interrupt latency", "path", "samples",
-               "missed", "median us", "p99 us", "worst us");
-        for (int i = 0; i < 4; i++) {
+        printf("\n%-24s %-4s %7s %6s %6s | %10s %10s %10s | %10s %10s %10s\n",
+               "interrupt latency", "path", "samples", "missed", "jobs", "wall med", "wall p99",
+               "wall worst", "cpu med", "cpu p99", "cpu worst");
+        for (int i = 0; i < LAT_ROWS; i++) {
             lat_row *l = &lat_rows[i];
             if (l->skipped) {
-                printf("%-22s %s\n", l->name, l->skipped);
+                printf("%-24s %s\n", l->name, l->skipped);
                 continue;
             }
             if (!l->ran)
                 continue;
-            printf("%-22s %-5s %8zu %8zu %11.1f %11.1f %11.1f\n", l->name,
-                   bench_path_name(l->l.path), l->l.samples, l->l.missed,
-                   l->l.median_s * 1e6, l->l.p99_s * 1e6, l->l.worst_s * 1e6);
+            printf("%-24s %-4s %7zu %6zu %6zu | %10s %10s %10s | %10s %10s %10s\n", l->name,
+                   bench_path_name(l->l.path), l->l.samples, l->l.missed, l->l.finished,
+                   fmt_dur(0, l->l.median_s), fmt_dur(1, l->l.p99_s), fmt_dur(2, l->l.worst_s),
+                   fmt_dur(3, l->l.cpu_median_s), fmt_dur(4, l->l.cpu_p99_s),
+                   fmt_dur(5, l->l.cpu_worst_s));
         }
     }
 }
@@ -693,10 +738,23 @@ int main(int argc, char **argv)
            " (not x86: no flags)"
 #endif
     );
-    printf("pk_options.simd = %s (%s; PRIMEKIT_SIMD=%s)\n", bench_simd_name(S.simd),
-           S.simd_forced ? "forced by --simd" : "from pk_options_init", env ? env : "unset");
+    printf("pk_options.simd = %s (%s; PRIMEKIT_SIMD=%s); the kernel runs it as %s "
+           "(pk_simd_active)\n", bench_simd_name(S.simd),
+           S.simd_forced ? "forced by --simd" : "from pk_options_init", env ? env : "unset",
+           bench_simd_name(pk_simd_active(S.simd)));
+    printf("pk_simd_active: auto>%s portable>%s avx2>%s avx512>%s; the CPU flags suggest %s\n",
+           bench_simd_name(pk_simd_active(PK_SIMD_AUTO)),
+           bench_simd_name(pk_simd_active(PK_SIMD_PORTABLE)),
+           bench_simd_name(pk_simd_active(PK_SIMD_AVX2)),
+           bench_simd_name(pk_simd_active(PK_SIMD_AVX512)), bench_simd_name(simd_expected()));
+    if (pk_simd_active(PK_SIMD_AUTO) != simd_expected())
+        printf("NOTE: automatic dispatch does not pick what the CPU flags suggest\n");
     print_load("at start");
     fflush(stdout);
+
+    int cst = pk_cache_create(0, &S.cache);
+    if (cst != PK_OK)
+        bench_die("pk_cache_create returned %s", pk_status_name(cst));
 
     /* Candidates (construction time is reported, never counted). */
     char *w128_cof = NULL;
@@ -746,16 +804,21 @@ int main(int argc, char **argv)
         split_workload();
     if (wanted("lat")) {
         size_t fast = S.quick ? 200 : 500, gmp = S.quick ? 200 : 300;
-        double cap = S.quick ? 2.0 : 10.0;
-        latency_one(0, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64);
-        latency_one(1, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128);
+        double cap = S.quick ? 2.0 : 10.0, gmp_cap = S.quick ? 4.0 : 15.0;
+        latency_one(0, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64, NULL);
+        latency_one(1, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128, NULL);
         bench_expect w2_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2, PK_COFACTOR_UNKNOWN};
-        latency_one(2, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, cap, PK_PATH_GMP);
+        latency_one(2, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap, PK_PATH_GMP, NULL);
+        latency_one(3, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap, PK_PATH_GMP,
+                    S.cache);
         if (S.quick) {
-            lat_rows[3].skipped = "skipped (--quick)";
+            lat_rows[4].skipped = lat_rows[5].skipped = "skipped (--quick)";
         } else {
             bench_expect w2p_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2p, PK_COFACTOR_UNKNOWN};
-            latency_one(3, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP);
+            latency_one(4, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP,
+                        NULL);
+            latency_one(5, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP,
+                        S.cache);
         }
     }
 
@@ -763,6 +826,7 @@ int main(int argc, char **argv)
     printf("\nAll PrimeKit answers checked. Ratios are medians of same-run pairs "
            "(PrimeKit, peer, PrimeKit, peer, ...).\n");
     print_load("at end");
+    pk_cache_destroy(S.cache);
     free(w128);
     free(w128_cof);
     free(w2);
