@@ -13,10 +13,11 @@
  * d + 420, ...; each slot keeps x ~ 1/d in a double and carries it to the
  * next turn with Newton's step x' = x (2 - d' x). Every scan seeds x with one
  * correctly rounded division per slot when it starts. Let eta bound
- * |x d - 1|. If the previous x had error eta_p for d - 210, then
- * e = 1 - x d satisfies |e| <= 210 / (d - 210) + eta_p (1 + 2^-12), and one
- * step leaves eta <= e^2 + 3 * 2^-53 (the step squares the error; its two
- * roundings add at most 2^-53 each, with or without a fused multiply-add).
+ * |x d - 1|. If the previous x_p had error eta_p for d - 210, then
+ * e = 1 - x_p d satisfies |e| <= 210 / (d - 210) + eta_p (1 + 2^-12), and one
+ * step leaves eta <= e^2 + 3 * 2^-53 (the step squares the error; its
+ * roundings, three without a fused multiply-add and two with, add at most
+ * 2^-53 each).
  * With eta_p never above 2^-40:
  *   one step,  d >= 2^20:  eta <= 2^-24.5   (not enough on its own, below)
  *   one step,  d >= 2^28:  eta <= 2^-40.5
@@ -54,16 +55,20 @@
  * (per group of slots on AVX2); on a hit the turn is tested again with exact
  * remainders (pk_turn_divisor64/128), which also picks its smallest divisor.
  *
- * The portable scan uses the same reciprocals without assuming FMA:
- *   q1 = trunc(n * x)            (n converted to double)
- *   r1 = n - q1 * d              (exact, in wrapping 64-bit integers)
- *   q2 = round(r1 * x)
- *   r2 = r1 - q2 * d             d | n  <=>  r2 == 0
- * r1 is small (|r1| < 2^40), so r1 * x is within 1/4 of r1 / d and r2 == 0
- * exactly when d divides r1, hence n. The 128-bit test takes two Newton
- * steps per turn everywhere and reduces the high word first.
+ * The portable scans use the same reciprocals and bounds without assuming an
+ * FMA (the Newton step's rounding bound holds either way) and compute the
+ * remainders exactly in wrapping integer arithmetic instead:
+ *   64-bit:  q = round(n x) (n rounded to a double: |n - nd| <= 2^10, which
+ *            adds below 2^-10 to the quotient error), r = n - q d mod 2^64;
+ *            |r| < 0.55 d, so d | n <=> r = 0. While every d < 2^32 the
+ *            test runs mod 2^32 (r = 0 <=> r = 0 mod 2^32 since |r| < 2^32),
+ *            which compilers vectorise with SSE2 or NEON at -O2.
+ *   128-bit: the three reductions of the SIMD scans with
+ *            r_k = (r_{k-1} 2^38 + c_k - q_k d) mod 2^64.
+ * Rounding to an integer adds 1.5 * 2^52 and reads the encoding
+ * (round_to_u64), so neither libm nor a conversion instruction is needed.
  */
-#include <math.h>
+#include <string.h>
 
 #include "pk_internal.h"
 
@@ -72,90 +77,120 @@ const uint8_t pk_wheel_residues[PK_WHEEL_SLOTS] = {
     71,  73,  79,  83,  89,  97,  101, 103, 107, 109, 113, 121, 127, 131, 137, 139,
     143, 149, 151, 157, 163, 167, 169, 173, 179, 181, 187, 191, 193, 197, 199, 209};
 
-/* Round to the nearest integer for |v| < 2^51 without calling libm. */
-static inline double round_small(double v)
+/*
+ * round(v) for |v| < 2^51, as a two's-complement 64-bit integer: v + 1.5 * 2^52
+ * lies in [2^52, 2^53), where a double's last bit is worth 1, so the rounded
+ * sum's encoding minus that of 1.5 * 2^52 is the integer.
+ */
+static inline uint64_t round_to_u64(double v)
 {
-    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
-    double t = v + magic; /* IEEE rules keep (v + m) - m from being folded */
-    return t - magic;
+    double t = v + 6755399441055744.0;
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return bits - UINT64_C(0x4338000000000000);
 }
 
-static inline int divides64(uint64_t n, double nd, uint64_t d, double x)
+/* The portable scans' Newton step (no FMA assumed; see the bound above). */
+static inline double newton(double x, double d)
 {
-    uint64_t q1 = (uint64_t)(int64_t)(nd * x);
-    int64_t r1 = (int64_t)(n - q1 * d);
-    int64_t q2 = (int64_t)round_small((double)r1 * x);
-    return r1 - q2 * (int64_t)d == 0;
+    return x * (2.0 - d * x);
 }
 
 uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
 {
-    double x[PK_WHEEL_SLOTS];
-    double nd = (double)n;
-    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-        x[s] = 1.0 / (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+    double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS];
+    const double nd = (double)n;
+    const int narrow = turn_hi <= (UINT64_C(1) << 32) / PK_WHEEL; /* every d < 2^32 */
+    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+        x[s] = 1.0 / d[s];
+    }
     for (uint64_t t = turn_lo; t < turn_hi; t++) {
-        uint64_t base = PK_WHEEL * t;
         if (t != turn_lo) {
-            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                double d = (double)(base + pk_wheel_residues[s]);
-                x[s] = x[s] * (2.0 - d * x[s]);
+            if (t < PK_FP64_ONE_STEP_TURN) {
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                    d[s] += (double)PK_WHEEL;
+                    x[s] = newton(newton(x[s], d[s]), d[s]);
+                }
+            } else {
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                    d[s] += (double)PK_WHEEL;
+                    x[s] = newton(x[s], d[s]);
+                }
             }
         }
+        uint64_t base = PK_WHEEL * t;
         unsigned hit = 0;
-        for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-            hit |= (unsigned)divides64(n, nd, base + pk_wheel_residues[s], x[s]);
+        if (narrow) {
+            /* |n - q d| < d < 2^32: zero exactly when it is zero mod 2^32, and
+               32-bit lanes let compilers vectorise this loop with SSE2 or NEON. */
+            const uint32_t n32 = (uint32_t)n, base32 = (uint32_t)base;
+            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                uint32_t q = (uint32_t)round_to_u64(nd * x[s]);
+                hit |= n32 - q * (base32 + pk_wheel_residues[s]) == 0;
+            }
+        } else {
+            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                uint64_t q = round_to_u64(nd * x[s]);
+                hit |= n - q * (base + pk_wheel_residues[s]) == 0;
+            }
+        }
         if (hit) {
-            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-                if (divides64(n, nd, base + pk_wheel_residues[s], x[s]))
-                    return base + pk_wheel_residues[s];
+            uint64_t h = pk_turn_divisor64(n, t);
+            if (h)
+                return h; /* always: the bounds above exclude false alarms */
         }
     }
     return 0;
 }
 
-static inline int divides128(uint64_t h, uint64_t l, double hd, uint64_t d, double x)
+/* (n mod d == 0) for the 128-bit n of parts c; x ~ 1/d as in the SIMD scans. */
+static inline int divides128(const pk_n128_parts *c, uint64_t top, uint64_t mid, uint64_t low,
+                             uint64_t d, double x)
 {
-    /* hm = h mod d, in [0, d). */
-    uint64_t q1 = (uint64_t)(int64_t)(hd * x);
-    int64_t r1 = (int64_t)(h - q1 * d);
-    int64_t q2 = (int64_t)round_small((double)r1 * x);
-    int64_t hm = r1 - q2 * (int64_t)d;
-    if (hm < 0)
-        hm += (int64_t)d;
-    /* n' = hm * 2^64 + l < d * 2^64 <= 2^96; q ~ n' / d < 2^64. */
-    double qf = ((double)hm * 18446744073709551616.0 + (double)l) * x;
-    if (qf > 18446744073709549568.0) /* the largest double below 2^64 */
-        qf = 18446744073709549568.0;
-    uint64_t q = (uint64_t)qf;
-    int64_t r = (int64_t)(l - q * d); /* n' - q d, exact: |.| < 2^63 */
-    int64_t q3 = (int64_t)round_small((double)r * x);
-    return r - q3 * (int64_t)d == 0;
+    uint64_t q = round_to_u64(c->top_int * x);
+    uint64_t r = top - q * d;
+    q = round_to_u64(((double)(int64_t)r * PK_N128_SCALE + c->mid_int) * x);
+    r = (r << 38) + mid - q * d;
+    q = round_to_u64(((double)(int64_t)r * PK_N128_SCALE + c->low * PK_N128_SCALE) * x);
+    r = (r << 38) + low - q * d;
+    return r == 0;
 }
 
 uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi)
 {
-    double x[PK_WHEEL_SLOTS];
-    uint64_t h = (uint64_t)(n >> 64), l = (uint64_t)n;
-    double hd = (double)h;
-    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-        x[s] = 1.0 / (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+    double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS];
+    pk_n128_parts c;
+    pk_n128_parts_init(n, &c);
+    const uint64_t m38 = (UINT64_C(1) << 38) - 1;
+    const uint64_t top = (uint64_t)(n >> 76), mid = (uint64_t)(n >> 38) & m38;
+    const uint64_t low = (uint64_t)n & m38;
+    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+        x[s] = 1.0 / d[s];
+    }
     for (uint64_t t = turn_lo; t < turn_hi; t++) {
-        uint64_t base = PK_WHEEL * t;
         if (t != turn_lo) {
-            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                double d = (double)(base + pk_wheel_residues[s]);
-                double y = x[s] * (2.0 - d * x[s]);
-                x[s] = y * (2.0 - d * y);
+            if (t < PK_FP128_ONE_STEP_TURN) {
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                    d[s] += (double)PK_WHEEL;
+                    x[s] = newton(newton(x[s], d[s]), d[s]);
+                }
+            } else {
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                    d[s] += (double)PK_WHEEL;
+                    x[s] = newton(x[s], d[s]);
+                }
             }
         }
+        uint64_t base = PK_WHEEL * t;
         unsigned hit = 0;
         for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-            hit |= (unsigned)divides128(h, l, hd, base + pk_wheel_residues[s], x[s]);
+            hit |= (unsigned)divides128(&c, top, mid, low, base + pk_wheel_residues[s], x[s]);
         if (hit) {
-            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-                if (divides128(h, l, hd, base + pk_wheel_residues[s], x[s]))
-                    return base + pk_wheel_residues[s];
+            uint64_t h = pk_turn_divisor128(n, t);
+            if (h)
+                return h; /* always: the bounds above exclude false alarms */
         }
     }
     return 0;
