@@ -16,7 +16,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
+#include <unistd.h>
+
+/* Reading another thread's CPU clock needs pthread_getcpuclockid (POSIX
+ * thread CPU-time clocks); without it only wall latency is reported. */
+#if defined(_POSIX_THREAD_CPUTIME) && _POSIX_THREAD_CPUTIME >= 0
+#define HAVE_THREAD_CPU_CLOCK 1
+#else
+#define HAVE_THREAD_CPU_CLOCK 0
+#endif
 
 typedef struct lat_shared {
     pthread_mutex_t mu;
@@ -27,7 +37,9 @@ typedef struct lat_shared {
     int quit;
     uint64_t t0_ns;
     double c0;            /* the main thread's CPU time at the interrupt */
+#if HAVE_THREAD_CPU_CLOCK
     clockid_t main_cpu;   /* the main thread's CPU-time clock */
+#endif
     uint64_t lo_ns, hi_ns, rng;
 } lat_shared;
 
@@ -46,9 +58,11 @@ static void *interrupter(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         bench_sleep_ns(delay);
-        struct timespec c;
+        struct timespec c = {0, 0};
+#if HAVE_THREAD_CPU_CLOCK
         if (clock_gettime(s->main_cpu, &c) != 0)
             c.tv_sec = 0, c.tv_nsec = 0;
+#endif
         uint64_t t0 = bench_now_ns();
         pk_job_interrupt(job);
 
@@ -81,8 +95,10 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
     if (s.hi_ns < s.lo_ns)
         s.hi_ns = s.lo_ns;
     s.rng = seed;
+#if HAVE_THREAD_CPU_CLOCK
     if (pthread_getcpuclockid(pthread_self(), &s.main_cpu) != 0)
         bench_die("%s: pthread_getcpuclockid failed", workload);
+#endif
 
     pthread_t th;
     if (pthread_create(&th, NULL, interrupter, &s) != 0)
@@ -159,9 +175,12 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
     out.median_s = bench_median(lat, out.samples);
     out.p99_s = bench_quantile(lat, out.samples, 0.99);
     out.worst_s = bench_max(lat, out.samples);
-    out.cpu_median_s = bench_median(cpu, out.samples);
-    out.cpu_p99_s = bench_quantile(cpu, out.samples, 0.99);
-    out.cpu_worst_s = bench_max(cpu, out.samples);
+    out.cpu_median_s = out.cpu_p99_s = out.cpu_worst_s = NAN;
+    if (HAVE_THREAD_CPU_CLOCK) {
+        out.cpu_median_s = bench_median(cpu, out.samples);
+        out.cpu_p99_s = bench_quantile(cpu, out.samples, 0.99);
+        out.cpu_worst_s = bench_max(cpu, out.samples);
+    }
     free(lat);
     free(cpu);
     return out;
