@@ -102,6 +102,18 @@ void bench_pk_finish(const char *workload, pk_job *job);
 void bench_pk_check(const char *workload, const pk_job *job, const char *candidate,
                     const bench_expect *expect);
 
+/* ------------------------------------------------------------ fresh.c */
+
+/* Runs the survivor `candidate` (bound `bound`) once in a new process started
+ * from the executable `self`, with a new empty pk_cache; the child checks its
+ * answer. Aborts when the child fails. */
+bench_pk_run bench_run_fresh(const char *self, int simd, const char *bound,
+                             const char *workload, const char *candidate);
+
+/* The child's side (pk-bench --child-fresh SIMD BOUND): reads the candidate
+ * from stdin, prints "seconds cpu-seconds divisors path". */
+int bench_child_fresh(int simd, const char *bound);
+
 /* ---------------------------------------------------------- latency.c */
 
 typedef struct bench_latency {

@@ -11,16 +11,13 @@
  * See README.md for the columns.
  */
 #include "bench.h"
+#include "report.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define W1_N      "18446744073709551557"
@@ -64,59 +61,6 @@ static int wanted(const char *key)
     return 0;
 }
 
-/* ----------------------------------------------------------------- rows */
-
-#define MAX_RUNS 100
-
-typedef struct row {
-    char name[32];
-    const char *path;
-    char simd[24];
-    int runs, peer_runs;
-    double pk[MAX_RUNS], peer[MAX_RUNS], ratio[MAX_RUNS];
-    double pk_cpu[MAX_RUNS], peer_cpu[MAX_RUNS], cpu_ratio[MAX_RUNS];
-    int ratios;
-    uint64_t pk_divisors, peer_divisors;
-    char note[64];
-} row;
-
-static row rows[16];
-static size_t nrows;
-
-static row *row_new(const char *name)
-{
-    row *r = &rows[nrows++];
-    memset(r, 0, sizeof *r);
-    snprintf(r->name, sizeof r->name, "%s", name);
-    return r;
-}
-
-/* Wall and thread-CPU seconds of one peer run. */
-typedef struct peer_time {
-    double wall, cpu;
-} peer_time;
-
-#define TIME_PEER(pt, expr)                                                   \
-    do {                                                                      \
-        double c0_ = bench_thread_cpu(), w0_ = bench_now();                   \
-        expr;                                                                 \
-        (pt).wall = bench_now() - w0_;                                        \
-        (pt).cpu = bench_thread_cpu() - c0_;                                  \
-    } while (0)
-
-/* Records pair i: PrimeKit run a, peer run b. */
-static void row_pair(row *r, int i, const bench_pk_run *a, peer_time b)
-{
-    r->pk[i] = a->seconds;
-    r->pk_cpu[i] = a->cpu;
-    r->peer[i] = b.wall;
-    r->peer_cpu[i] = b.cpu;
-    r->ratio[r->ratios] = b.wall / a->seconds;
-    r->cpu_ratio[r->ratios] = a->cpu > 0 ? b.cpu / a->cpu : 0;
-    r->ratios++;
-    r->pk_divisors = a->divisors_tested;
-}
-
 /* ---------------------------------------------------------------- CPU */
 
 static int cpu_has(const char *flag)
@@ -156,108 +100,6 @@ static void simd_label(int simd, int path, char *buf, size_t cap)
     snprintf(buf, cap, "%s>%s", bench_simd_name(simd), bench_simd_name(active));
 }
 
-/* ------------------------------------------------------ fresh process */
-
-/* Child side: read the candidate on stdin, run it once in this brand-new
- * process, print "seconds cpu-seconds divisors path". */
-static int child_fresh(int simd, const char *bound)
-{
-    size_t cap = 1 << 20, len = 0;
-    char *buf = bench_xmalloc(cap);
-    for (;;) {
-        if (len + 1 == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (nb == NULL)
-                bench_die("child: out of memory");
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, stdin);
-        if (got == 0)
-            break;
-        len += got;
-    }
-    buf[len] = '\0';
-
-    /* A new, empty cache: this is the first job of a process that keeps one
-     * (as an engine does). Creating it is not part of the job's time. */
-    pk_cache *cache = NULL;
-    int st = pk_cache_create(0, &cache);
-    if (st != PK_OK)
-        bench_die("child: pk_cache_create returned %s", pk_status_name(st));
-    pk_options opt;
-    bench_options(&opt, simd, NULL, bound);
-    opt.cache = cache;
-    bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, buf, PK_COFACTOR_UNKNOWN};
-    bench_pk_run r = bench_pk_timed("fresh-process run", buf, &opt, &ex);
-    printf("%.9f %.9f %llu %d\n", r.seconds, r.cpu, (unsigned long long)r.divisors_tested,
-           r.path);
-    pk_cache_destroy(cache);
-    free(buf);
-    return 0;
-}
-
-/* Parent side: run the candidate in a new process (no cache of any earlier
- * job can exist there). Aborts when the child fails or answers wrongly. */
-static bench_pk_run run_fresh(const char *workload, const char *candidate)
-{
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0)
-        bench_die("pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        bench_die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        char simd[16];
-        snprintf(simd, sizeof simd, "%d", S.simd);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-        execl(S.self, S.self, "--child-fresh", simd, W2_BOUND_S, (char *)NULL);
-        fprintf(stderr, "pk-bench: exec %s: %s\n", S.self, strerror(errno));
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    size_t len = strlen(candidate), off = 0;
-    while (off < len) {
-        ssize_t w = write(in[1], candidate + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break; /* the child died; waitpid reports it */
-        off += (size_t)w;
-    }
-    close(in[1]);
-    char line[256];
-    size_t got = 0;
-    for (;;) {
-        ssize_t r = read(out[0], line + got, sizeof line - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        if (got == sizeof line - 1)
-            break;
-    }
-    line[got] = '\0';
-    close(out[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        bench_die("%s: the fresh-process run failed (see its message above)", workload);
-    bench_pk_run run;
-    unsigned long long div = 0;
-    if (sscanf(line, "%lf %lf %llu %d", &run.seconds, &run.cpu, &div, &run.path) != 4)
-        bench_die("%s: unreadable reply from the fresh process: %s", workload, line);
-    run.divisors_tested = div;
-    return run;
-}
-
 /* ---------------------------------------------------------- workloads */
 
 static void u64_workload(const char *key, const char *name, const char *n_dec,
@@ -265,7 +107,7 @@ static void u64_workload(const char *key, const char *name, const char *n_dec,
 {
     if (!wanted(key))
         return;
-    row *r = row_new(name);
+    bench_row *r = report_row(name);
     pk_options opt;
     bench_options(&opt, S.simd, NULL, NULL);
     uint64_t n = strtoull(n_dec, NULL, 10);
@@ -285,7 +127,7 @@ static void u64_workload(const char *key, const char *name, const char *n_dec,
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
         if (a.path != PK_PATH_U64)
             bench_die("%s: job started on path %s, expected u64", name, r->path);
-        row_pair(r, i, &a, b);
+        report_pair(r, i, &a, b);
         r->peer_divisors = tested;
         bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
                    S.runs, r->path, r->simd, a.seconds, b.wall, b.wall / a.seconds);
@@ -302,7 +144,7 @@ static void w128_workload(const char *n_dec, const char *cofactor)
     (void)cofactor;
     fprintf(stderr, "W128: skipped (no unsigned __int128 in this compiler)\n");
 #else
-    row *r = row_new("W128");
+    bench_row *r = report_row("W128");
     const char *factors[] = {W1B_Q};
     bench_expect ex = {PK_PRIME_NO, 1, factors, cofactor, PK_COFACTOR_PROBABLE_PRIME};
     pk_options opt;
@@ -323,7 +165,7 @@ static void w128_workload(const char *n_dec, const char *cofactor)
             bench_die("W128: job started on path %s, expected u128", bench_path_name(a.path));
         r->path = bench_path_name(a.path);
         simd_label(S.simd, a.path, r->simd, sizeof r->simd);
-        row_pair(r, i, &a, b);
+        report_pair(r, i, &a, b);
         r->peer_divisors = tested;
         bench_note("run %d/%d [%s, simd %s]: PrimeKit %.3f s, peer %.3f s, ratio %.1f", i + 1,
                    S.runs, r->path, r->simd, a.seconds, b.wall, b.wall / a.seconds);
@@ -335,8 +177,8 @@ static void w128_workload(const char *n_dec, const char *cofactor)
 /* W2: fresh process (A), warm in this process (A'), peer (B), interleaved. */
 static void w2_workload(const char *cand)
 {
-    row *fresh = row_new("W2 fresh");
-    row *warm = row_new("W2 warm");
+    bench_row *fresh = report_row("W2 fresh");
+    bench_row *warm = report_row("W2 warm");
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, cand, PK_COFACTOR_UNKNOWN};
     pk_options opt;
     bench_options(&opt, S.simd, NULL, W2_BOUND_S);
@@ -347,7 +189,7 @@ static void w2_workload(const char *cand)
     bench_pk_run w = bench_pk_timed("W2 warm-up", cand, &opt, &ex);
     bench_note("warm-up run in this process: %.3f s (not counted)", w.seconds);
     for (int i = 0; i < S.runs; i++) {
-        bench_pk_run a = run_fresh("W2 fresh", cand);
+        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2 fresh", cand);
         bench_pk_run a2 = bench_pk_timed("W2 warm", cand, &opt, &ex);
         uint64_t tested = 0, f = 0;
         peer_time b;
@@ -356,13 +198,13 @@ static void w2_workload(const char *cand)
             bench_die("W2: the peer found the factor %llu in a survivor", (unsigned long long)f);
         if (a.path != PK_PATH_GMP || a2.path != PK_PATH_GMP)
             bench_die("W2: job started on path %s, expected gmp", bench_path_name(a.path));
-        row_pair(fresh, i, &a, b);
-        row_pair(warm, i, &a2, b);
+        report_pair(fresh, i, &a, b);
+        report_pair(warm, i, &a2, b);
         fresh->peer_divisors = warm->peer_divisors = tested;
         bench_note("run %d/%d: PrimeKit fresh %.3f s, warm %.3f s, peer %.3f s", i + 1, S.runs,
                    a.seconds, a2.seconds, b.wall);
     }
-    for (row *r = fresh; r <= warm; r++) {
+    for (bench_row *r = fresh; r <= warm; r++) {
         r->runs = r->peer_runs = S.runs;
         r->path = "gmp";
         snprintf(r->simd, sizeof r->simd, "-");
@@ -374,11 +216,11 @@ static void w2_workload(const char *cand)
  * the ~25 s peer once. */
 static void w2p_workload(const char *cand)
 {
-    row *r = row_new("W2' fresh");
+    bench_row *r = report_row("W2' fresh");
     peer_time b = {0, 0};
     int pk_runs = 0;
     for (int i = 0; i < S.runs; i++) {
-        bench_pk_run a = run_fresh("W2'", cand);
+        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2'", cand);
         if (a.path != PK_PATH_GMP)
             bench_die("W2': job started on path %s, expected gmp", bench_path_name(a.path));
         bench_note("PrimeKit run %d: %.3f s", i + 1, a.seconds);
@@ -392,7 +234,7 @@ static void w2p_workload(const char *cand)
             bench_note("peer (once): %.3f s", b.wall);
         }
         /* Every PrimeKit run is compared with the one peer run. */
-        row_pair(r, pk_runs++, &a, b);
+        report_pair(r, pk_runs++, &a, b);
         if (a.seconds > 5.0)
             break;  /* a slow kernel: one run says enough */
     }
@@ -425,14 +267,6 @@ static void *piece_thread(void *arg)
     p->cpu = bench_thread_cpu() - c0;
     return NULL;
 }
-
-typedef struct split_result {
-    int pairs;
-    double one[MAX_RUNS], two[MAX_RUNS], ratio[MAX_RUNS];
-    double cpu_share[MAX_RUNS];   /* thread CPU / wall of the two pieces */
-} split_result;
-
-static split_result split;
 
 static void split_workload(void)
 {
@@ -469,180 +303,44 @@ static void split_workload(void)
         pk_job_destroy(p[0].job);
         pk_job_destroy(p[1].job);
 
-        split.one[i] = a.seconds;
-        split.two[i] = b;
-        split.ratio[i] = a.seconds / b;
+        report_split.one[i] = a.seconds;
+        report_split.two[i] = b;
+        report_split.ratio[i] = a.seconds / b;
         bench_note("pair %d/%d: 1 thread %.3f s, 2 threads %.3f s, ratio %.2f "
                    "(pieces: wall %.3f + %.3f s, thread CPU %.3f + %.3f s)",
                    i + 1, pairs, a.seconds, b, a.seconds / b, p[0].wall, p[1].wall, p[0].cpu,
                    p[1].cpu);
-        split.cpu_share[i] = (p[0].cpu + p[1].cpu) / (p[0].wall + p[1].wall);
+        report_split.cpu_share[i] = (p[0].cpu + p[1].cpu) / (p[0].wall + p[1].wall);
     }
-    split.pairs = pairs;
+    report_split.pairs = pairs;
 }
 
 /* ------------------------------------------------------------ latency */
-
-typedef struct lat_row {
-    const char *name;
-    bench_latency l;
-    int ran;
-    const char *skipped;
-} lat_row;
-
-#define LAT_ROWS 6
-static lat_row lat_rows[LAT_ROWS] = {
-    {"64-bit (W1)", {0}, 0, NULL},
-    {"128-bit (W128)", {0}, 0, NULL},
-    {"GMP 10^5 dig, no cache", {0}, 0, NULL},
-    {"GMP 10^5 dig, warm", {0}, 0, NULL},
-    {"GMP 10^6 dig, no cache", {0}, 0, NULL},
-    {"GMP 10^6 dig, warm", {0}, 0, NULL},
-};
 
 static void latency_one(int idx, const char *cand, const char *bound, const bench_expect *ex,
                         size_t want, double lo, double hi, double cap, int want_path,
                         pk_cache *cache)
 {
+    bench_lat_row *row = &report_latency[idx];
     pk_options opt;
     bench_options(&opt, S.simd, NULL, bound);
     opt.cache = cache;
     if (cache != NULL) {
         /* One untimed job first, so the cache holds what this size needs. */
-        bench_pk_run w = bench_pk_timed(lat_rows[idx].name, cand, &opt, ex);
+        bench_pk_run w = bench_pk_timed(row->name, cand, &opt, ex);
         bench_note("cache warm-up job: %.3f s", w.seconds);
     }
-    fprintf(stderr, "latency %s: up to %zu samples, delays %.1f-%.1f ms\n", lat_rows[idx].name,
-            want, lo * 1e3, hi * 1e3);
-    lat_rows[idx].l = bench_interrupt_latency(lat_rows[idx].name, cand, &opt, ex, want, lo, hi,
-                                              cap, UINT64_C(0x5EED0000) + (uint64_t)idx);
-    lat_rows[idx].ran = 1;
-    if (lat_rows[idx].l.path != want_path)
-        bench_die("latency %s: job on path %s", lat_rows[idx].name,
-                  bench_path_name(lat_rows[idx].l.path));
+    fprintf(stderr, "latency %s: up to %zu samples, delays %.1f-%.1f ms\n", row->name, want,
+            lo * 1e3, hi * 1e3);
+    row->l = bench_interrupt_latency(row->name, cand, &opt, ex, want, lo, hi, cap,
+                                     UINT64_C(0x5EED0000) + (uint64_t)idx);
+    row->ran = 1;
+    if (row->l.path != want_path)
+        bench_die("latency %s: job on path %s", row->name, bench_path_name(row->l.path));
     bench_note("%zu samples (%zu missed, %zu jobs finished), wall median %.1f us, worst %.1f us; "
                "CPU median %.1f us, worst %.1f us",
-               lat_rows[idx].l.samples, lat_rows[idx].l.missed, lat_rows[idx].l.finished,
-               lat_rows[idx].l.median_s * 1e6, lat_rows[idx].l.worst_s * 1e6,
-               lat_rows[idx].l.cpu_median_s * 1e6, lat_rows[idx].l.cpu_worst_s * 1e6);
-}
-
-/* -------------------------------------------------------------- table */
-
-static void print_secs(int width, double s)
-{
-    if (s != s)
-        printf(" %*s", width, "-");
-    else
-        printf(" %*.3f", width, s);
-}
-
-static void print_ratio(int width, const double *v, size_t n)
-{
-    if (n == 0)
-        printf(" %*s", width, "-");
-    else
-        printf(" %*.1fx", width - 1, bench_median(v, n));
-}
-
-static void print_rate(int width, uint64_t divisors, double s)
-{
-    if (s != s || s <= 0 || divisors == 0)
-        printf(" %*s", width, "-");
-    else
-        printf(" %*.4g", width, (double)divisors / s / 1e6);
-}
-
-/* The 1-minute load average and the online CPUs, to judge the noise. */
-static void print_load(const char *when)
-{
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f != NULL) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = -1;
-        fclose(f);
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (load >= 0)
-        printf("load average (1 min) %s: %.2f on %ld CPUs\n", when, load, cpus);
-    else
-        printf("online CPUs: %ld (no /proc/loadavg)\n", cpus);
-}
-
-/* A duration with its unit (us below 10 ms, ms above), in one of a few
- * static slots so several can appear in one printf. */
-static const char *fmt_dur(int slot, double s)
-{
-    static char buf[8][24];
-    char *b = buf[slot % 8];
-    if (s != s)
-        snprintf(b, sizeof buf[0], "-");
-    else if (s < 10e-3)
-        snprintf(b, sizeof buf[0], "%.1f us", s * 1e6);
-    else
-        snprintf(b, sizeof buf[0], "%.1f ms", s * 1e3);
-    return b;
-}
-
-static void print_table(void)
-{
-    if (nrows > 0)
-        printf("\n%-10s %-5s %-12s %4s %9s %9s %10s %10s %8s %9s %10s %8s %10s %11s  %s\n",
-               "workload", "path", "simd", "runs", "PK med s", "PK min s", "peer med s",
-               "peer min s", "peer/PK", "PK cpu s", "peer cpu s", "cpu rat", "PK Mdiv/s",
-               "peer Mdiv/s", "note");
-    for (size_t i = 0; i < nrows; i++) {
-        row *r = &rows[i];
-        size_t n = (size_t)r->runs, pn = (size_t)r->peer_runs;
-        double pkm = bench_median(r->pk, n);
-        double pem = bench_median(r->peer, pn);
-        printf("%-10s %-5s %-12s %4d", r->name, r->path ? r->path : "?", r->simd, r->runs);
-        print_secs(9, pkm);
-        print_secs(9, bench_min(r->pk, n));
-        print_secs(10, pem);
-        print_secs(10, bench_min(r->peer, pn));
-        print_ratio(8, r->ratio, (size_t)r->ratios);
-        print_secs(9, bench_median(r->pk_cpu, n));
-        print_secs(10, bench_median(r->peer_cpu, pn));
-        print_ratio(8, r->cpu_ratio, (size_t)r->ratios);
-        print_rate(10, r->pk_divisors, pkm);
-        print_rate(11, r->peer_divisors, pem);
-        printf("  %s\n", r->note);
-    }
-    if (split.pairs > 0) {
-        printf("\nW1b split by divisor range, %d pairs: 1 thread med %.3f s (min %.3f), "
-               "2 threads med %.3f s (min %.3f), 1-thread/2-thread %.2fx (median of pairs); "
-               "the pieces ran on a CPU %.0f%% of their wall time (median)\n",
-               split.pairs, bench_median(split.one, (size_t)split.pairs),
-               bench_min(split.one, (size_t)split.pairs),
-               bench_median(split.two, (size_t)split.pairs),
-               bench_min(split.two, (size_t)split.pairs),
-               bench_median(split.ratio, (size_t)split.pairs),
-               100.0 * bench_median(split.cpu_share, (size_t)split.pairs));
-    }
-    int any = 0;
-    for (int i = 0; i < LAT_ROWS; i++)
-        any |= lat_rows[i].ran || lat_rows[i].skipped;
-    if (any) {
-        printf("\n%-24s %-4s %7s %6s %6s | %10s %10s %10s | %10s %10s %10s\n",
-               "interrupt latency", "path", "samples", "missed", "jobs", "wall med", "wall p99",
-               "wall worst", "cpu med", "cpu p99", "cpu worst");
-        for (int i = 0; i < LAT_ROWS; i++) {
-            lat_row *l = &lat_rows[i];
-            if (l->skipped) {
-                printf("%-24s %s\n", l->name, l->skipped);
-                continue;
-            }
-            if (!l->ran)
-                continue;
-            printf("%-24s %-4s %7zu %6zu %6zu | %10s %10s %10s | %10s %10s %10s\n", l->name,
-                   bench_path_name(l->l.path), l->l.samples, l->l.missed, l->l.finished,
-                   fmt_dur(0, l->l.median_s), fmt_dur(1, l->l.p99_s), fmt_dur(2, l->l.worst_s),
-                   fmt_dur(3, l->l.cpu_median_s), fmt_dur(4, l->l.cpu_p99_s),
-                   fmt_dur(5, l->l.cpu_worst_s));
-        }
-    }
+               row->l.samples, row->l.missed, row->l.finished, row->l.median_s * 1e6,
+               row->l.worst_s * 1e6, row->l.cpu_median_s * 1e6, row->l.cpu_worst_s * 1e6);
 }
 
 /* --------------------------------------------------------------- main */
@@ -672,7 +370,7 @@ static int parse_simd(const char *s)
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child-fresh") == 0)
-        return child_fresh(atoi(argv[2]), argv[3]);
+        return bench_child_fresh(atoi(argv[2]), argv[3]);
 
     static char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -749,7 +447,7 @@ int main(int argc, char **argv)
            bench_simd_name(pk_simd_active(PK_SIMD_AVX512)), bench_simd_name(simd_expected()));
     if (pk_simd_active(PK_SIMD_AUTO) != simd_expected())
         printf("NOTE: automatic dispatch does not pick what the CPU flags suggest\n");
-    print_load("at start");
+    report_load("at start");
     fflush(stdout);
 
     int cst = pk_cache_create(0, &S.cache);
@@ -790,7 +488,7 @@ int main(int argc, char **argv)
     }
     if (wanted("w2p")) {
         if (S.quick) {
-            row *r = row_new("W2'");
+            bench_row *r = report_row("W2'");
             r->path = "gmp";
             snprintf(r->simd, sizeof r->simd, "-");
             snprintf(r->note, sizeof r->note, "skipped (--quick)");
@@ -805,27 +503,30 @@ int main(int argc, char **argv)
     if (wanted("lat")) {
         size_t fast = S.quick ? 200 : 500, gmp = S.quick ? 200 : 300;
         double cap = S.quick ? 2.0 : 10.0, gmp_cap = S.quick ? 4.0 : 15.0;
-        latency_one(0, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64, NULL);
-        latency_one(1, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128, NULL);
+        latency_one(LAT_U64, W1_N, NULL, &w1_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U64, NULL);
+        latency_one(LAT_U128, w128, NULL, &w128_ex, fast, 100e-6, 2e-3, cap, PK_PATH_U128,
+                    NULL);
         bench_expect w2_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2, PK_COFACTOR_UNKNOWN};
-        latency_one(2, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap, PK_PATH_GMP, NULL);
-        latency_one(3, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap, PK_PATH_GMP,
-                    S.cache);
+        latency_one(LAT_GMP5_COLD, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap,
+                    PK_PATH_GMP, NULL);
+        latency_one(LAT_GMP5_WARM, w2, W2_BOUND_S, &w2_ex, gmp, 100e-6, 5e-3, gmp_cap,
+                    PK_PATH_GMP, S.cache);
         if (S.quick) {
-            lat_rows[4].skipped = lat_rows[5].skipped = "skipped (--quick)";
+            report_latency[LAT_GMP6_COLD].skipped = "skipped (--quick)";
+            report_latency[LAT_GMP6_WARM].skipped = "skipped (--quick)";
         } else {
             bench_expect w2p_ex = {PK_PRIME_UNKNOWN, 0, NULL, w2p, PK_COFACTOR_UNKNOWN};
-            latency_one(4, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP,
-                        NULL);
-            latency_one(5, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0, PK_PATH_GMP,
-                        S.cache);
+            latency_one(LAT_GMP6_COLD, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0,
+                        PK_PATH_GMP, NULL);
+            latency_one(LAT_GMP6_WARM, w2p, W2_BOUND_S, &w2p_ex, 100, 100e-6, 30e-3, 20.0,
+                        PK_PATH_GMP, S.cache);
         }
     }
 
-    print_table();
+    report_print();
     printf("\nAll PrimeKit answers checked. Ratios are medians of same-run pairs "
            "(PrimeKit, peer, PrimeKit, peer, ...).\n");
-    print_load("at end");
+    report_load("at end");
     pk_cache_destroy(S.cache);
     free(w128);
     free(w128_cof);
