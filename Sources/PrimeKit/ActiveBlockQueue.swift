@@ -33,7 +33,7 @@ final class ActiveBlockQueue: Sendable {
 
     /// Adds a block; runs it soon if active.
     func add(_ run: @escaping @Sendable () -> Void, onCancel: (@Sendable () -> Void)?) throws(PrimeKitError) {
-        let start = try state.withLock { state throws(PrimeKitError) -> Bool in
+        let start = try state.withLock(anchoredTo: self) { state throws(PrimeKitError) -> Bool in
             guard !state.closed else {
                 throw PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
             }
@@ -43,11 +43,11 @@ final class ActiveBlockQueue: Sendable {
         if start { executor.async { self.drain() } }
     }
 
-    var isActive: Bool { state.withLock { $0.active } }
+    var isActive: Bool { state.withLock(anchoredTo: self) { $0.active } }
 
     /// Becomes active (runs what is pending, in order) or inactive (holds blocks after the one running).
     func setActive(_ active: Bool) {
-        let start = state.withLock { state -> Bool in
+        let start = state.withLock(anchoredTo: self) { state -> Bool in
             state.active = active
             return startDrainIfNeeded(&state)
         }
@@ -56,13 +56,13 @@ final class ActiveBlockQueue: Sendable {
 
     /// Drops every pending block and runs its cancel handler.
     func cancelPending(close: Bool = false) {
-        let dropped = state.withLock { state -> [Block] in
+        let dropped = state.withLock(anchoredTo: self) { state -> [Block] in
             if close { state.closed = true }
             defer { state.blocks.removeAll() }
             return Array(state.blocks)
         }
         for block in dropped { block.cancel?() }
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock(anchoredTo: self) { state -> [CheckedContinuation<Void, Never>] in
             guard !state.draining else { return [] }
             defer { state.emptyWaiters = [] }
             return state.emptyWaiters
@@ -73,7 +73,7 @@ final class ActiveBlockQueue: Sendable {
     /// Runs every pending block now, active or not, and returns when none is left; then accepts no more.
     func drainAndClose() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (start, done) = state.withLock { state -> (Bool, Bool) in
+            let (start, done) = state.withLock(anchoredTo: self) { state -> (Bool, Bool) in
                 state.closed = true
                 state.forced = true
                 if state.blocks.isEmpty && !state.draining { return (false, true) }
@@ -93,7 +93,7 @@ final class ActiveBlockQueue: Sendable {
 
     private func drain() {
         while true {
-            let next = state.withLock { state -> Block? in
+            let next = state.withLock(anchoredTo: self) { state -> Block? in
                 if (state.active || state.forced), let block = state.blocks.popFirst() { return block }
                 state.draining = false
                 return nil
@@ -101,7 +101,7 @@ final class ActiveBlockQueue: Sendable {
             guard let next else { break }
             next.run()
         }
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock(anchoredTo: self) { state -> [CheckedContinuation<Void, Never>] in
             guard state.blocks.isEmpty, !state.draining else { return [] }
             defer { state.emptyWaiters = [] }
             return state.emptyWaiters

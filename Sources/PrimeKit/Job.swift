@@ -42,18 +42,18 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// The current state.
     public var state: JobState {
-        core.withLock { $0.state }
+        core.withLock(anchoredTo: self) { $0.state }
     }
 
     /// The scheduling priority. Setting it takes effect at the job's next slice boundary.
     public var priority: JobPriority {
-        get { core.withLock { $0.priority } }
+        get { core.withLock(anchoredTo: self) { $0.priority } }
         set { scheduler.setPriority(of: self, to: newValue) }
     }
 
     /// The latest progress snapshot taken (percent 0 before the first one).
     public var progress: JobProgress {
-        core.withLock { core in
+        core.withLock(anchoredTo: self) { core in
             core.lastSnapshot ?? JobProgress(jobID: id, seq: 0, state: core.state, percent: 0, nextDivisor: 0,
                                             divisorsTested: 0, workDone: 0, factors: [])
         }
@@ -61,7 +61,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// Why the job was cancelled (nil unless it was).
     public var cancellationReason: CancellationReason? {
-        core.withLock { core in
+        core.withLock(anchoredTo: self) { core in
             if case .cancelled(let reason) = core.outcome { return reason }
             return nil
         }
@@ -69,7 +69,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// The error the job failed with (nil unless it failed).
     public var error: PrimeKitError? {
-        core.withLock { core in
+        core.withLock(anchoredTo: self) { core in
             if case .failure(let error) = core.outcome { return error }
             return nil
         }
@@ -77,7 +77,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// The jobs this one depends on.
     public var dependencies: [Job] {
-        core.withLock { $0.dependencies }
+        core.withLock(anchoredTo: self) { $0.dependencies }
     }
 
     /// The result, once the job succeeds. Cancelling the awaiting Task cancels the job.
@@ -101,7 +101,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public var progressUpdates: ProgressUpdates<JobProgress> {
         ProgressUpdates { [self] in
             let channel = ProgressChannel<JobProgress>()
-            let finished = core.withLock { core in
+            let finished = core.withLock(anchoredTo: self) { core in
                 if core.state.isFinished { return true }
                 core.channels.append(channel)
                 return false
@@ -151,7 +151,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public func wait(until states: JobState...) async -> JobState {
         let wanted = Set(states)
         return await withCheckedContinuation { continuation in
-            let now: JobState? = core.withLock { core in
+            let now: JobState? = core.withLock(anchoredTo: self) { core in
                 if wanted.contains(core.state) || core.state.isFinished { return core.state }
                 core.stateWaiters.append((wanted, continuation))
                 return nil
@@ -170,7 +170,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// Calls `handler` with each progress snapshot (at most one per ``progressInterval``).
     /// - Parameter handler: Runs on an engine thread; keep it short.
     public func onProgress(_ handler: @escaping @Sendable (JobProgress) -> Void) {
-        core.withLock { core in
+        core.withLock(anchoredTo: self) { core in
             if !core.state.isFinished { core.progressHandlers.append(handler) }
         }
     }
@@ -178,7 +178,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// Calls `handler` with the result when the job succeeds (at once if it already has).
     /// - Parameter handler: Runs on an engine thread or the caller's; keep it short.
     public func onSuccess(_ handler: @escaping @Sendable (JobResult) -> Void) {
-        let result: JobResult? = core.withLock { core in
+        let result: JobResult? = core.withLock(anchoredTo: self) { core in
             switch core.outcome {
             case .success(let result): return result
             case nil: core.successHandlers.append(handler)
@@ -192,7 +192,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// Calls `handler` when the job fails or is cancelled (at once if it already has).
     /// - Parameter handler: Runs on an engine thread or the caller's; keep it short.
     public func onFailure(_ handler: @escaping @Sendable (JobFailure) -> Void) {
-        let failure: JobFailure? = core.withLock { core in
+        let failure: JobFailure? = core.withLock(anchoredTo: self) { core in
             switch core.outcome {
             case .failure(let error): return .failed(error)
             case .cancelled(let reason): return .cancelled(reason)
@@ -206,7 +206,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// Registers an internal observer; reports at once when the job already finished.
     func addObserver(_ observer: JobObserver) {
-        let outcome: JobOutcome? = core.withLock { core in
+        let outcome: JobOutcome? = core.withLock(anchoredTo: self) { core in
             if let outcome = core.outcome { return outcome }
             core.observers.append(observer)
             return nil

@@ -46,14 +46,14 @@ public final class JobBatch: Sendable {
 
     /// The latest snapshot.
     public var progress: BatchProgress {
-        state.withLock { state in state.latest ?? makeSnapshot(&state) }
+        state.withLock(anchoredTo: self) { state in state.latest ?? makeSnapshot(&state) }
     }
 
     /// Progress snapshots, at most one per ``progressInterval`` plus the final one; ends when every job finished.
     public var progressUpdates: ProgressUpdates<BatchProgress> {
         ProgressUpdates { [self] in
             let channel = ProgressChannel<BatchProgress>()
-            let done = state.withLock { state in
+            let done = state.withLock(anchoredTo: self) { state in
                 if state.outcome != nil { return true }
                 state.channels.append(channel)
                 return false
@@ -67,7 +67,7 @@ public final class JobBatch: Sendable {
     public var outcome: BatchOutcome {
         get async {
             await withCheckedContinuation { continuation in
-                let done = state.withLock { state -> BatchOutcome? in
+                let done = state.withLock(anchoredTo: self) { state -> BatchOutcome? in
                     if let outcome = state.outcome { return outcome }
                     state.waiters.append(continuation)
                     return nil
@@ -79,12 +79,12 @@ public final class JobBatch: Sendable {
 
     /// Calls `handler` with each progress snapshot, on an engine thread.
     public func onProgress(_ handler: @escaping @Sendable (BatchProgress) -> Void) {
-        state.withLock { $0.progressHandlers.append(handler) }
+        state.withLock(anchoredTo: self) { $0.progressHandlers.append(handler) }
     }
 
     /// Calls `handler` once every job finished (at once if they have).
     public func onCompletion(_ handler: @escaping @Sendable (BatchOutcome) -> Void) {
-        let done = state.withLock { state -> BatchOutcome? in
+        let done = state.withLock(anchoredTo: self) { state -> BatchOutcome? in
             if let outcome = state.outcome { return outcome }
             state.completionHandlers.append(handler)
             return nil
@@ -142,7 +142,7 @@ public final class JobBatch: Sendable {
     /// - Returns: True when every job has finished.
     @discardableResult
     private func publish(force: Bool?, _ change: (inout State) -> Void) -> Bool {
-        let (snapshot, channels, handlers, allDone) = state.withLock { state in
+        let (snapshot, channels, handlers, allDone) = state.withLock(anchoredTo: self) { state in
             change(&state)
             let allDone = state.finished == jobs.count
             let now = ContinuousClock.now
@@ -162,7 +162,7 @@ public final class JobBatch: Sendable {
     }
 
     private func complete() {
-        let (outcome, channels, handlers, waiters) = state.withLock { state in
+        let (outcome, channels, handlers, waiters) = state.withLock(anchoredTo: self) { state in
             var results: [JobID: JobResult] = [:]
             var failed: [Job] = []
             var cancelled: [Job] = []

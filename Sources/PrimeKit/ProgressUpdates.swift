@@ -37,7 +37,7 @@ final class ProgressChannel<Element: Sendable>: Sendable {
 
     /// Offers a snapshot; replaces an undelivered older one.
     func send(_ element: Element) {
-        let waiter: CheckedContinuation<Element?, Never>? = state.withLock { state in
+        let waiter: CheckedContinuation<Element?, Never>? = state.withLock(anchoredTo: self) { state in
             if state.finished { return nil }
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -51,12 +51,12 @@ final class ProgressChannel<Element: Sendable>: Sendable {
 
     /// Forgets an undelivered snapshot (a paused job must not report progress after its pause returned).
     func dropPending() {
-        state.withLock { $0.pending = nil }
+        state.withLock(anchoredTo: self) { $0.pending = nil }
     }
 
     /// Ends the sequence after the undelivered snapshot, if any.
     func finish() {
-        let waiter: CheckedContinuation<Element?, Never>? = state.withLock { state in
+        let waiter: CheckedContinuation<Element?, Never>? = state.withLock(anchoredTo: self) { state in
             state.finished = true
             defer { state.waiter = nil }
             return state.waiter
@@ -67,7 +67,7 @@ final class ProgressChannel<Element: Sendable>: Sendable {
     func next() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
-                let immediate: Element?? = state.withLock { state in
+                let immediate: Element?? = state.withLock(anchoredTo: self) { state in
                     if let pending = state.pending {
                         state.pending = nil
                         return .some(pending)
@@ -79,7 +79,7 @@ final class ProgressChannel<Element: Sendable>: Sendable {
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            let waiter: CheckedContinuation<Element?, Never>? = state.withLock { state in
+            let waiter: CheckedContinuation<Element?, Never>? = state.withLock(anchoredTo: self) { state in
                 defer { state.waiter = nil }
                 return state.waiter
             }

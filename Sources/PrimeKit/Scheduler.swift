@@ -108,7 +108,7 @@ final class Scheduler: Sendable {
 
     /// Starts worker threads up to the target count.
     func startWorkers() {
-        let count = state.withLock { s -> Int in
+        let count = state.withLock(anchoredTo: self) { s -> Int in
             let missing = max(0, s.targetWorkers - s.workers)
             s.workers += missing
             return missing
@@ -123,9 +123,9 @@ final class Scheduler: Sendable {
     }
 
     var maxConcurrentJobs: Int {
-        get { state.withLock { $0.targetWorkers } }
+        get { state.withLock(anchoredTo: self) { $0.targetWorkers } }
         set {
-            let wake = state.withLock { s -> [Parker] in
+            let wake = state.withLock(anchoredTo: self) { s -> [Parker] in
                 s.targetWorkers = max(1, newValue)
                 defer { s.idle.removeAll() }
                 return s.idle
@@ -141,7 +141,7 @@ final class Scheduler: Sendable {
             var effects = Effects()
             let pending = report
             report = nil
-            let next: WorkerStep = state.withLock { s in
+            let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
                 if let pending { followUp = apply(pending, &s, &effects) }
                 defer { checkConditions(&s, &effects) }
@@ -186,7 +186,7 @@ final class Scheduler: Sendable {
                 return .failed(job, piece: assignment.piece, error)
             }
             // Publish the kernel so pause and cancel can interrupt it; they may already be waiting.
-            let held = job.core.withLock { core in
+            let held = job.core.withLock(anchoredTo: job) { core in
                 core.pieces[assignment.piece].kernel = kernel
                 return core.holdRequested
             }
@@ -269,7 +269,7 @@ final class Scheduler: Sendable {
         let entry = s.levels[bestLevel].removeFirst()
         s.clock += 1
         let budget = s.budget
-        return entry.job.core.withLock { core in
+        return entry.job.core.withLock(anchoredTo: entry.job) { core in
             core.pieces[entry.piece].queued = false
             core.pieces[entry.piece].onWorker = true
             if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
@@ -284,7 +284,7 @@ final class Scheduler: Sendable {
     /// Whether a deque entry may run now. An entry of a job waiting to come to rest (pause, cancel, checkpoint) is
     /// held: dropped from the deque and re-queued when the job settles.
     private func isDispatchable(_ entry: ReadyEntry) -> Bool {
-        entry.job.core.withLock { core in
+        entry.job.core.withLock(anchoredTo: entry.job) { core in
             guard core.pieces[entry.piece].queued, core.pieces[entry.piece].token == entry.token else { return false }
             if core.holdRequested || !(core.state == .ready || core.state == .running) {
                 core.pieces[entry.piece].queued = false
@@ -332,7 +332,7 @@ final class Scheduler: Sendable {
     private func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
         var victim: (JobPriority, KernelJob)?
         for job in s.running.values {
-            job.core.withLock { core in
+            job.core.withLock(anchoredTo: job) { core in
                 guard core.priority < priority, victim == nil || core.priority < victim!.0 else { return }
                 if let kernel = core.pieces.first(where: { $0.onWorker && $0.kernel != nil })?.kernel {
                     victim = (core.priority, kernel)
@@ -348,7 +348,7 @@ final class Scheduler: Sendable {
         switch report {
         case .stepped(let job, let piece, let step, let progress, let factors, let elapsed, let units):
             if step == .more { calibrate(elapsed: elapsed, units: units, &s) }
-            let outcome: JobOutcome? = job.core.withLock { core in
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces[piece].onWorker = false
                 core.pieces[piece].progress = progress
                 if let factors { core.pieces[piece].factors = factors }
@@ -364,7 +364,7 @@ final class Scheduler: Sendable {
 
         case .finished(let job, let piece, let progress, let factors, let result):
             var mergeKernels: [KernelJob]?
-            let outcome: JobOutcome? = job.core.withLock { core in
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces[piece].onWorker = false
                 core.pieces[piece].finished = true
                 core.pieces[piece].progress = progress
@@ -389,7 +389,7 @@ final class Scheduler: Sendable {
             return nil
 
         case .failed(let job, let piece, let error):
-            let outcome: JobOutcome? = job.core.withLock { core in
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces[piece].onWorker = false
                 if core.pendingFailure == nil { core.pendingFailure = error }
                 if core.piecesOnWorkers == 0 { return settle(job, &core, &s, &effects) }
@@ -400,7 +400,7 @@ final class Scheduler: Sendable {
             return nil
 
         case .merged(let job, let result):
-            let outcome: JobOutcome = job.core.withLock { core in
+            let outcome: JobOutcome = job.core.withLock(anchoredTo: job) { core in
                 core.merging = false
                 return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
             }
@@ -600,14 +600,14 @@ final class Scheduler: Sendable {
     /// Passes a finished job's outcome to its dependents: success releases them, failure and cancellation cancel
     /// them with this job as the cause (transitively).
     private func propagate(_ job: Job, _ outcome: JobOutcome, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let dependents = job.core.withLock { core in
+        let dependents = job.core.withLock(anchoredTo: job) { core in
             defer { core.dependents = [] }
             return core.dependents
         }
         for dependent in dependents {
             switch outcome {
             case .success:
-                dependent.core.withLock { core in
+                dependent.core.withLock(anchoredTo: dependent) { core in
                     core.unmetDependencies -= 1
                     guard core.unmetDependencies == 0, core.state == .pending else { return }
                     transition(dependent, &core, to: .ready, &s, &effects)
@@ -622,7 +622,7 @@ final class Scheduler: Sendable {
     }
 
     private func cancel(_ job: Job, reason: CancellationReason, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let outcome: JobOutcome? = job.core.withLock { core in
+        let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
             guard !core.state.isFinished, core.cancelRequest == nil else { return nil }
             core.cancelRequest = reason
             if core.piecesOnWorkers == 0 && !core.merging {
@@ -652,7 +652,7 @@ final class Scheduler: Sendable {
         throws(E) -> R
     {
         var effects = Effects()
-        let result = state.withLock { s -> Result<R, E> in
+        let result = state.withLock(anchoredTo: self) { s -> Result<R, E> in
             defer { checkConditions(&s, &effects) }
             return Result { () throws(E) -> R in try body(&s, &effects) }
         }
@@ -688,7 +688,7 @@ final class Scheduler: Sendable {
                 var cause: CancellationReason?
                 var unmet = 0
                 for dependency in spec.dependencies {
-                    dependency.core.withLock { core in
+                    dependency.core.withLock(anchoredTo: dependency) { core in
                         switch core.outcome {
                         case .success: break
                         case .failure(let error): cause = cause ?? .dependencyFailed(dependency.id, error)
@@ -703,7 +703,7 @@ final class Scheduler: Sendable {
                     cancel(job, reason: cause, &s, &effects)
                     continue
                 }
-                job.core.withLock { core in
+                job.core.withLock(anchoredTo: job) { core in
                     core.dependencies = spec.dependencies
                     core.unmetDependencies = unmet
                     if unmet == 0 {
@@ -730,13 +730,13 @@ final class Scheduler: Sendable {
                                         message: "\(job.id) depending on \(other.id) would make a cycle")
                 }
                 guard seen.insert(ObjectIdentifier(next)).inserted else { continue }
-                stack += next.core.withLock { $0.dependencies }
+                stack += next.core.withLock(anchoredTo: next) { $0.dependencies }
             }
-            let otherOutcome: JobOutcome? = other.core.withLock { core in
+            let otherOutcome: JobOutcome? = other.core.withLock(anchoredTo: other) { core in
                 if core.outcome == nil { core.dependents.append(job) }
                 return core.outcome
             }
-            let cause: CancellationReason? = try job.core.withLock { core throws(PrimeKitError) in
+            let cause: CancellationReason? = try job.core.withLock(anchoredTo: job) { core throws(PrimeKitError) in
                 guard core.state == .pending || core.state == .ready else {
                     throw PrimeKitError(code: .invalidState,
                                         message: "job \(job.id) is \(core.state.rawValue); only a pending or ready job can gain a dependency")
@@ -762,7 +762,7 @@ final class Scheduler: Sendable {
     // MARK: - Job operations
 
     func addResultWaiter(_ job: Job, _ continuation: CheckedContinuation<JobResult, any Error>) {
-        let outcome: JobOutcome? = job.core.withLock { core in
+        let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
             if let outcome = core.outcome { return outcome }
             core.resultWaiters.append(continuation)
             return nil
@@ -781,7 +781,7 @@ final class Scheduler: Sendable {
 
     func pause(_ job: Job, _ continuation: CheckedContinuation<Checkpoint, any Error>) {
         locked { s, effects in
-            job.core.withLock { core in
+            job.core.withLock(anchoredTo: job) { core in
                 switch core.state {
                 case .paused:
                     if core.pausedBy == .queue {
@@ -817,7 +817,7 @@ final class Scheduler: Sendable {
 
     func resume(_ job: Job) throws(PrimeKitError) {
         try locked { s, effects throws(PrimeKitError) in
-            try job.core.withLock { core throws(PrimeKitError) in
+            try job.core.withLock(anchoredTo: job) { core throws(PrimeKitError) in
                 guard core.state == .paused else {
                     throw PrimeKitError(code: .invalidState,
                                         message: "job \(job.id) is \(core.state.rawValue), not paused")
@@ -837,7 +837,7 @@ final class Scheduler: Sendable {
 
     func checkpoint(_ job: Job, _ continuation: CheckedContinuation<Checkpoint, any Error>) {
         locked { s, effects in
-            job.core.withLock { core in
+            job.core.withLock(anchoredTo: job) { core in
                 let invalid = PrimeKitError(code: .invalidState,
                                             message: "job \(job.id) is \(core.state.rawValue); it has no checkpoint")
                 switch core.state {
@@ -874,7 +874,7 @@ final class Scheduler: Sendable {
 
     func setPriority(of job: Job, to priority: JobPriority) {
         locked { s, effects in
-            job.core.withLock { core in
+            job.core.withLock(anchoredTo: job) { core in
                 guard core.priority != priority else { return }
                 core.priority = priority
                 for index in core.pieces.indices where core.pieces[index].queued {
@@ -886,25 +886,25 @@ final class Scheduler: Sendable {
 
     // MARK: - Queue operations
 
-    var counts: JobCounts { state.withLock { $0.counts } }
+    var counts: JobCounts { state.withLock(anchoredTo: self) { $0.counts } }
 
     var unfinishedJobs: [Job] {
-        state.withLock { s in s.unfinished.values.sorted { $0.id < $1.id } }
+        state.withLock(anchoredTo: self) { s in s.unfinished.values.sorted { $0.id < $1.id } }
     }
 
     func job(_ id: JobID) -> Job? {
-        state.withLock { $0.unfinished[id] }
+        state.withLock(anchoredTo: self) { $0.unfinished[id] }
     }
 
-    var isSuspended: Bool { state.withLock { $0.suspended } }
-    var isInBackground: Bool { state.withLock { $0.background } }
+    var isSuspended: Bool { state.withLock(anchoredTo: self) { $0.suspended } }
+    var isInBackground: Bool { state.withLock(anchoredTo: self) { $0.background } }
 
     /// Suspends dispatch (by the user or by going to the background) and pauses running jobs at their next slice.
     func hold(background: Bool) {
         locked { s, effects in
             if background { s.background = true } else { s.suspended = true }
             for job in Array(s.running.values) {
-                job.core.withLock { core in
+                job.core.withLock(anchoredTo: job) { core in
                     guard core.pauseRequest == nil, core.cancelRequest == nil, core.pendingFailure == nil,
                           !core.merging else { return }
                     core.pauseRequest = .queue
@@ -924,7 +924,7 @@ final class Scheduler: Sendable {
             if background { s.background = false } else { s.suspended = false }
             guard s.dispatchAllowed else { return }
             for job in s.queuePaused.values.sorted(by: { $0.id < $1.id }) {
-                job.core.withLock { core in
+                job.core.withLock(anchoredTo: job) { core in
                     if core.state == .paused, core.pausedBy == .queue {
                         resumePaused(job, &core, front: true, &s, &effects)
                     }
@@ -942,10 +942,10 @@ final class Scheduler: Sendable {
 
     /// Checkpoints of the jobs the queue paused.
     func queuePausedCheckpoints() -> [JobID: Checkpoint] {
-        state.withLock { s in
+        state.withLock(anchoredTo: self) { s in
             var result: [JobID: Checkpoint] = [:]
             for job in s.queuePaused.values {
-                if let checkpoint = job.core.withLock({ $0.savedCheckpoint }) { result[job.id] = checkpoint }
+                if let checkpoint = job.core.withLock(anchoredTo: job, { $0.savedCheckpoint }) { result[job.id] = checkpoint }
             }
             return result
         }
@@ -963,7 +963,7 @@ final class Scheduler: Sendable {
 
     /// Forgets the finished counts (after a reset).
     func clearFinishedCounts() {
-        state.withLock { s in
+        state.withLock(anchoredTo: self) { s in
             s.counts.succeeded = 0
             s.counts.failed = 0
             s.counts.cancelled = 0
@@ -972,7 +972,7 @@ final class Scheduler: Sendable {
 
     func wait(for condition: QueueCondition) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s in
+            let now = state.withLock(anchoredTo: self) { s in
                 if s.holds(condition) { return true }
                 s.waiters.append((condition, continuation))
                 return false
@@ -984,7 +984,7 @@ final class Scheduler: Sendable {
     /// Stops accepting work, cancels what is unfinished and lets the workers exit.
     func shutdown() {
         cancelAll(reason: .shutdown)
-        let idle = state.withLock { s -> [Parker] in
+        let idle = state.withLock(anchoredTo: self) { s -> [Parker] in
             s.shutDown = true
             defer { s.idle.removeAll() }
             return s.idle

