@@ -555,6 +555,12 @@ int pkt_check_answer_facts(const mpz_t n, const pkt_answer *a, const char *what)
         if (a->exponents[i] >= 1 && a->exponents[i] < 100000) {
             mpz_pow_ui(pw, f, (unsigned long)a->exponents[i]);
             mpz_mul(prod, prod, pw);
+            /* Divided out completely: the exponent is the full multiplicity in n. */
+            if (mpz_divisible_p(n, pw)) {
+                mpz_divexact(pw, n, pw);
+                PKT_CHECK(!mpz_divisible_p(pw, f), "%s: %s^%llu is not its full multiplicity in n", what,
+                          a->factors[i], (unsigned long long)a->exponents[i]);
+            }
         }
         mpz_set(prev, f);
     }

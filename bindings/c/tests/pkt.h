@@ -185,12 +185,14 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(progress_never_decreases_and_is_100_when_done)         \
     X(step_budget_zero_does_no_work_and_small_budgets_finish) \
     X(interrupt_before_step_is_seen_then_consumed)           \
+    X(range_starting_above_2_lists_only_fully_divided_primes) \
     X(split_ranges_merge_to_the_unsplit_answer)              \
     X(merge_rejects_unfinished_mismatched_and_gapped_pieces) \
     X(checkpoint_restore_round_trip_after_thread_interrupts) \
     X(checkpoint_restore_round_trip_after_signal_interrupts) \
     X(checkpoint_restore_round_trip_with_small_random_budgets) \
     X(checkpoint_of_fresh_and_finished_jobs_restores)        \
+    X(large_candidate_round_trip_on_the_gmp_path)           \
     X(corrupted_checkpoints_are_rejected_never_crash)        \
     X(inconsistent_checkpoints_are_rejected_with_state_or_version) \
     X(simd_active_reports_what_the_cpu_runs)                 \

@@ -731,3 +731,70 @@ void test_inconsistent_checkpoints_are_rejected_with_state_or_version(void)
     free(e);
     free(text);
 }
+
+void test_large_candidate_round_trip_on_the_gmp_path(void)
+{
+    unsigned digits = PKT_SIZE(20000u, 10000u);
+    pkt_say("checks: a %u-digit candidate with planted factors up to 10^6 (bound 10^6): the answer matches the "
+            "oracle, and a run paused every ~1/8 of its work, checkpointed, restored from the text alone and "
+            "finished gives the identical answer; the checkpoint text stays about the candidate's size",
+            digits);
+    pkt_rng rng;
+    pkt_rng_for(&rng, "large");
+    mpz_t n, p;
+    mpz_init(n);
+    mpz_init(p);
+    pkt_rand_bits(&rng, n, (unsigned)(digits * 3.3219280948873623));
+    for (int k = 0; k < 8; k++) {
+        mpz_set_ui(p, pkt_rand_range(&rng, 2, 1000000));
+        mpz_nextprime(p, p);
+        mpz_mul(n, n, p);
+        if (k % 3 == 0) mpz_mul(n, n, p);
+    }
+    rt_case c;
+    c.n = mpz_get_str(NULL, 10, n);
+    snprintf(c.bound, sizeof c.bound, "1000000");
+    pkt_oracle(n, 1000000, 0, NULL, 0, &c.ref, NULL);
+    pk_job *job = create_case(&c);
+    if (!job) goto out;
+    pk_progress pr;
+    pkt_progress(job, &pr);
+    PKT_CHECK(pr.path == PK_PATH_GMP, "path %d", pr.path);
+    /* Measure the whole run's work on a twin job, then pause at ~1/8 steps. */
+    pk_job *twin = create_case(&c);
+    uint64_t total = 0;
+    if (twin) {
+        PKT_CHECK_STATUS(pkt_run(twin, UINT64_MAX, 4), PK_DONE, "twin run");
+        pk_progress tp;
+        pkt_progress(twin, &tp);
+        total = tp.work_done;
+        compare_final(twin, &c, "uninterrupted large candidate");
+        pk_job_destroy(twin);
+    }
+    unsigned restored = 0, steps = 0;
+    size_t max_text = 0;
+    int st;
+    do {
+        st = pk_job_step(job, total / 8 + 1);
+        steps++;
+        if (st == PK_MORE) {
+            size_t len = 0;
+            char *t = pkt_checkpoint(job, &len);
+            if (len > max_text) max_text = len;
+            free(t);
+            job = checkpoint_and_restore(job, &rng, &restored);
+        }
+    } while (st == PK_MORE && steps < 24);
+    PKT_CHECK_STATUS(st, PK_DONE, "paused run");
+    if (st == PK_DONE) compare_final(job, &c, "paused and restored large candidate");
+    PKT_CHECK(max_text < strlen(c.n) * 2 + 4096, "checkpoint text of %zu bytes for a %zu-digit candidate", max_text,
+              strlen(c.n));
+    pkt_say("%u steps, %u checkpoint/restore round trips, largest checkpoint %zu bytes", steps, restored, max_text);
+    report_percent_back(restored);
+    pk_job_destroy(job);
+out:
+    free(c.n);
+    pkt_answer_free(&c.ref);
+    mpz_clear(n);
+    mpz_clear(p);
+}

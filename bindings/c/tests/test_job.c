@@ -443,3 +443,51 @@ done:
     pk_job_destroy(other);
     pk_job_destroy(unfinished);
 }
+
+void test_range_starting_above_2_lists_only_fully_divided_primes(void)
+{
+    unsigned trials = PKT_SIZE(2000u, 1000u);
+    pkt_say("checks: %u smooth candidates (prime powers below 100, times a larger prime) over ranges [a, b] with "
+            "3 <= a <= 60, where composite divisors in the range divide n: every listed factor is prime, divided "
+            "out completely, and factors x cofactor == n",
+            trials);
+    pkt_rng rng;
+    pkt_rng_for(&rng, "range-above-2");
+    mpz_t n, p;
+    mpz_init(n);
+    mpz_init(p);
+    unsigned listed = 0;
+    for (unsigned t = 0; t < trials; t++) {
+        unsigned k = (unsigned)pkt_rand_range(&rng, 1, 5);
+        mpz_set_ui(n, 1);
+        for (unsigned i = 0; i < k; i++) {
+            mpz_set_ui(p, pkt_rand_range(&rng, 1, 100));
+            mpz_nextprime(p, p);
+            for (unsigned e = (unsigned)pkt_rand_range(&rng, 1, 6); e > 0; e--) mpz_mul(n, n, p);
+        }
+        if (pkt_rand_below(&rng, 2)) {
+            pkt_rand_prime(&rng, p, (unsigned)pkt_rand_range(&rng, 8, 90));
+            mpz_mul(n, n, p);
+        }
+        if (mpz_cmp_ui(n, 2) < 0) continue;
+        uint64_t a = pkt_rand_range(&rng, 3, 60), b = a + pkt_rand_below(&rng, 2000);
+        char fs[24], bs[24], *cand = mpz_get_str(NULL, 10, n);
+        pkt_u64(a, fs);
+        pkt_u64(b, bs);
+        pkt_answer got;
+        int st = pkt_factor(cand, fs, bs, 0, 0, &got);
+        PKT_CHECK(st == PK_OK || st == PK_E_OPTIONS, "n=%s [%s, %s]: %s", cand, fs, bs, pk_status_name(st));
+        if (st == PK_OK) {
+            char what[200];
+            snprintf(what, sizeof what, "n=%s [%s, %s]", cand, fs, bs);
+            pkt_check_answer_facts(n, &got, what);
+            listed += (unsigned)got.nfactors;
+        }
+        pkt_answer_free(&got);
+        free(cand);
+        PKT_BAIL_IF_MANY();
+    }
+    pkt_say("%u factors listed in all", listed);
+    mpz_clear(n);
+    mpz_clear(p);
+}
