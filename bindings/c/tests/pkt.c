@@ -705,7 +705,7 @@ int main(int argc, char **argv)
             alarm(timeout); /* a hung kernel fails the test instead of the run */
             g_tests[t].fn();
             fflush(stdout);
-            _exit(g_failures ? 1 : 0);
+            exit(g_failures ? 1 : 0); /* exit, not _exit: LeakSanitizer checks at exit */
         }
         int ws = 0;
         while (waitpid(pid, &ws, 0) < 0) {}
