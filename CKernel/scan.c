@@ -66,7 +66,9 @@
  *   128-bit: the three reductions of the SIMD scans with
  *            r_k = (r_{k-1} 2^38 + c_k - q_k d) mod 2^64.
  * Rounding to an integer adds 1.5 * 2^52 and reads the encoding
- * (round_to_u64), so neither libm nor a conversion instruction is needed.
+ * (round_to_u64), so neither libm nor a conversion instruction is needed; it
+ * needs the default round-to-nearest mode, which the portable scans check on
+ * entry (falling back to exact remainders in any other mode).
  */
 #include <string.h>
 
@@ -90,6 +92,40 @@ static inline uint64_t round_to_u64(double v)
     return bits - UINT64_C(0x4338000000000000);
 }
 
+/*
+ * 1 when floating-point arithmetic rounds to nearest, the C default, which
+ * round_to_u64 relies on. A program may have chosen another mode (fesetround);
+ * the portable scans then fall back to exact remainders. (The SIMD scans round
+ * with explicit modes and their bounds hold in any mode.)
+ */
+static int rounds_to_nearest(void)
+{
+    volatile double one = 1.0, quarter = 0x1p-54, three_quarters = 0x1.8p-53; /* of 2^-52 */
+    return one + three_quarters == 1.0 + 0x1p-52 && one + quarter == 1.0 &&
+           -one - three_quarters == -1.0 - 0x1p-52 && -one - quarter == -1.0;
+}
+
+/* The smallest candidate of turns [lo, hi) dividing n, by exact remainders. */
+static uint64_t exact_scan64(uint64_t n, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t t = lo; t < hi; t++) {
+        uint64_t h = pk_turn_divisor64(n, t);
+        if (h)
+            return h;
+    }
+    return 0;
+}
+
+static uint64_t exact_scan128(pk_u128 n, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t t = lo; t < hi; t++) {
+        uint64_t h = pk_turn_divisor128(n, t);
+        if (h)
+            return h;
+    }
+    return 0;
+}
+
 /* The portable scans' Newton step (no FMA assumed; see the bound above). */
 static inline double newton(double x, double d)
 {
@@ -101,6 +137,8 @@ uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
     double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS];
     const double nd = (double)n;
     const int narrow = turn_hi <= (UINT64_C(1) << 32) / PK_WHEEL; /* every d < 2^32 */
+    if (!rounds_to_nearest())
+        return exact_scan64(n, turn_lo, turn_hi);
     for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
         d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
         x[s] = 1.0 / d[s];
@@ -161,6 +199,8 @@ uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi)
 {
     double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS];
     pk_n128_parts c;
+    if (!rounds_to_nearest())
+        return exact_scan128(n, turn_lo, turn_hi);
     pk_n128_parts_init(n, &c);
     const uint64_t m38 = (UINT64_C(1) << 38) - 1;
     const uint64_t top = (uint64_t)(n >> 76), mid = (uint64_t)(n >> 38) & m38;
