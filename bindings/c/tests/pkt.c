@@ -682,7 +682,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *env = getenv("PK_TEST_SEED");
     g_seed = env && *env ? strtoull(env, NULL, 0) : 20261123ull;
-    unsigned timeout = 300;
+    unsigned timeout = 120;
     const char *tenv = getenv("PK_TEST_TIMEOUT");
     if (tenv && *tenv) timeout = (unsigned)strtoul(tenv, NULL, 10);
     printf("PrimeKit C tests, library %s, seed %llu (set PK_TEST_SEED to change)%s\n", pk_version_string(),
