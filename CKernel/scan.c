@@ -55,9 +55,12 @@
  * (per group of slots on AVX2); on a hit the turn is tested again with exact
  * remainders (pk_turn_divisor64/128), which also picks its smallest divisor.
  *
- * The portable scans use the same reciprocals and bounds without assuming an
- * FMA (the Newton step's rounding bound holds either way) and compute the
- * remainders exactly in wrapping integer arithmetic instead:
+ * The portable scans run the SIMD method in plain C where the compiler
+ * guarantees a fused multiply-add (__FP_FAST_FMA / __ARM_FEATURE_FMA: every
+ * aarch64 build, so NEON vectorises it). Elsewhere (x86-64 builds without
+ * -mfma) they use the same reciprocals and bounds without an FMA (the Newton
+ * step's rounding bound holds either way) and compute the remainders exactly
+ * in wrapping integer arithmetic:
  *   64-bit:  q = round(n x) (n rounded to a double: |n - nd| <= 2^10, which
  *            adds below 2^-10 to the quotient error), r = n - q d mod 2^64;
  *            |r| < 0.55 d, so d | n <=> r = 0. While every d < 2^32 the
@@ -132,6 +135,94 @@ static inline double newton(double x, double d)
     return x * (2.0 - d * x);
 }
 
+/*
+ * Where the compiler guarantees a fused multiply-add (every aarch64 target),
+ * the portable scans use the SIMD scans' method in plain C, which compilers
+ * vectorise (NEON); elsewhere (x86-64 without -mfma, ...) the integer method.
+ */
+#if defined(__FP_FAST_FMA) || defined(__ARM_FEATURE_FMA)
+#define PK_PORTABLE_FMA 1
+
+/* Nearest integer to v for |v| < 2^51, in round-to-nearest mode. */
+static inline double round_fma(double v)
+{
+    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
+    return (v + magic) - magic;
+}
+
+static uint64_t scan64_fma(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
+{
+    double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS], nh, nl;
+    pk_n64_split(n, &nh, &nl);
+    const double target = -nl;
+    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+        x[s] = 1.0 / d[s];
+    }
+    for (uint64_t t = turn_lo; t < turn_hi; t++) {
+        if (t != turn_lo) {
+            int steps = t < PK_FP64_ONE_STEP_TURN ? 2 : 1;
+            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
+                d[s] += (double)PK_WHEEL;
+            for (int k = 0; k < steps; k++)
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
+                    x[s] = newton(x[s], d[s]);
+        }
+        unsigned hit = 0;
+        for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+            double q = round_fma(nh * x[s]);
+            hit |= __builtin_fma(-q, d[s], nh) == target;
+        }
+        if (hit) {
+            uint64_t h = pk_turn_divisor64(n, t);
+            if (h)
+                return h; /* always: the bounds above exclude false alarms */
+        }
+    }
+    return 0;
+}
+
+static uint64_t scan128_fma(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi)
+{
+    double du[PK_WHEEL_SLOTS], d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS]; /* d, d/2^38, 2^38/d */
+    pk_n128_parts c;
+    pk_n128_parts_init(n, &c);
+    const double neg_low = -c.low;
+    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+        du[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
+        d[s] = du[s] / PK_N128_SCALE;
+        x[s] = 1.0 / d[s];
+    }
+    for (uint64_t t = turn_lo; t < turn_hi; t++) {
+        if (t != turn_lo) {
+            int steps = t < PK_FP128_ONE_STEP_TURN ? 2 : 1;
+            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+                du[s] += (double)PK_WHEEL;
+                d[s] += (double)PK_WHEEL / PK_N128_SCALE;
+            }
+            for (int k = 0; k < steps; k++)
+                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
+                    x[s] = newton(x[s], d[s]);
+        }
+        unsigned hit = 0;
+        for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+            double q = round_fma(c.top * x[s]);
+            double r = __builtin_fma(-q, du[s], c.top_int);
+            q = round_fma((r + c.mid) * x[s]);
+            r = __builtin_fma(__builtin_fma(-q, d[s], r), PK_N128_SCALE, c.mid_int);
+            q = round_fma((r + c.low) * x[s]);
+            hit |= __builtin_fma(-q, d[s], r) == neg_low;
+        }
+        if (hit) {
+            uint64_t h = pk_turn_divisor128(n, t);
+            if (h)
+                return h; /* always: the bounds above exclude false alarms */
+        }
+    }
+    return 0;
+}
+#endif /* FMA */
+
 uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
 {
     double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS];
@@ -139,6 +230,9 @@ uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
     const int narrow = turn_hi <= (UINT64_C(1) << 32) / PK_WHEEL; /* every d < 2^32 */
     if (!rounds_to_nearest())
         return exact_scan64(n, turn_lo, turn_hi);
+#ifdef PK_PORTABLE_FMA
+    return scan64_fma(n, turn_lo, turn_hi);
+#endif
     for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
         d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
         x[s] = 1.0 / d[s];
@@ -201,6 +295,9 @@ uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi)
     pk_n128_parts c;
     if (!rounds_to_nearest())
         return exact_scan128(n, turn_lo, turn_hi);
+#ifdef PK_PORTABLE_FMA
+    return scan128_fma(n, turn_lo, turn_hi);
+#endif
     pk_n128_parts_init(n, &c);
     const uint64_t m38 = (UINT64_C(1) << 38) - 1;
     const uint64_t top = (uint64_t)(n >> 76), mid = (uint64_t)(n >> 38) & m38;
