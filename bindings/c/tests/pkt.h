@@ -173,6 +173,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(options_init_reads_primekit_simd_from_environment)     \
     X(caller_buffer_convention_reports_length_and_needs_room_for_nul) \
     X(results_need_a_finished_job)                           \
+    X(kernel_never_prints_or_touches_errno)                  \
     X(plugin_examples_give_their_divisor_lists)              \
     X(divisors_match_brute_force_and_respect_max_count)      \
     X(every_n_below_a_million_matches_brute_force)           \

@@ -5,9 +5,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pkt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void test_version_macros_match_linked_library(void)
 {
@@ -513,4 +515,90 @@ void test_divisors_match_brute_force_and_respect_max_count(void)
     }
     mpz_clear(P);
     mpz_clear(d);
+}
+
+/* errno must survive every call; the first call that changed it is recorded. */
+static const char *g_errno_culprit;
+static int g_errno_seen;
+#define NO_ERRNO(call)                                            \
+    do {                                                          \
+        errno = 7777;                                             \
+        (void)(call);                                             \
+        if (errno != 7777 && !g_errno_culprit) {                  \
+            g_errno_culprit = #call;                              \
+            g_errno_seen = errno;                                 \
+        }                                                         \
+    } while (0)
+
+void test_kernel_never_prints_or_touches_errno(void)
+{
+    pkt_say("checks: a mixed workload (good and bad input, every public function) writes nothing to stdout or "
+            "stderr and leaves errno as it was");
+    fflush(stdout);
+    fflush(stderr);
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        PKT_CHECK(0, "pipe failed");
+        return;
+    }
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(pipefd[1], 1);
+    dup2(pipefd[1], 2);
+
+    pk_options o;
+    NO_ERRNO(pk_options_init(&o));
+    o.bound = "100000";
+    pk_job *job = NULL, *bad = NULL, *back = NULL, *merged = NULL;
+    char buf[4096];
+    size_t len = 0, count = 0;
+    uint64_t e;
+    pk_progress p;
+    p.size = sizeof p;
+    pk_result r;
+    r.size = sizeof r;
+    NO_ERRNO(pk_version_number());
+    NO_ERRNO(pk_version_string());
+    NO_ERRNO(pk_status_name(-3));
+    NO_ERRNO(pk_status_message(99));
+    NO_ERRNO(pk_simd_active(PK_SIMD_AUTO));
+    NO_ERRNO(pk_job_create("12a", NULL, &bad));
+    NO_ERRNO(pk_job_create("99999999999999999999999999999999999999999999", &o, &bad));
+    NO_ERRNO(pk_job_create("1", NULL, &bad));
+    NO_ERRNO(pk_job_create("340282366920938463463374607431768211457", &o, &job));
+    NO_ERRNO(pk_job_step(job, 1000));
+    NO_ERRNO(pk_job_interrupt(job));
+    NO_ERRNO(pk_job_step(job, UINT64_MAX));
+    NO_ERRNO(pk_job_checkpoint(job, buf, sizeof buf, &len));
+    NO_ERRNO(pk_job_restore(buf, len, NULL, &back));
+    NO_ERRNO(pk_job_restore("garbage", 7, NULL, &bad));
+    NO_ERRNO(pk_job_step(job, UINT64_MAX));
+    NO_ERRNO(pk_job_progress(job, &p));
+    NO_ERRNO(pk_job_result(job, &r));
+    NO_ERRNO(pk_job_factor(job, 0, buf, sizeof buf, &len, &e));
+    NO_ERRNO(pk_job_factor(job, 99, buf, sizeof buf, &len, &e));
+    NO_ERRNO(pk_job_cofactor(job, NULL, 0, &len));
+    NO_ERRNO(pk_job_candidate(job, buf, sizeof buf, &len));
+    NO_ERRNO(pk_job_divisors(job, 100, buf, sizeof buf, &len, &count));
+    pk_job *pieces[1] = {job};
+    NO_ERRNO(pk_job_merge(pieces, 1, &merged));
+    pk_cache *cache = NULL;
+    NO_ERRNO(pk_cache_create(0, &cache));
+    NO_ERRNO(pk_cache_destroy(cache));
+    NO_ERRNO(pk_job_destroy(merged));
+    NO_ERRNO(pk_job_destroy(back));
+    NO_ERRNO(pk_job_destroy(job));
+    NO_ERRNO(pk_job_destroy(NULL));
+
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    close(pipefd[1]);
+    char got[256];
+    ssize_t n = read(pipefd[0], got, sizeof got - 1);
+    close(pipefd[0]);
+    PKT_CHECK(n <= 0, "the library wrote %zd bytes: \"%.*s\"", n, (int)(n > 0 ? n : 0), got);
+    PKT_CHECK(g_errno_culprit == NULL, "%s changed errno to %d", g_errno_culprit ? g_errno_culprit : "", g_errno_seen);
 }
