@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PrimeKit", targets: ["PrimeKit"]),
+        .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -29,6 +30,11 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The engine benchmark: swift run -c release primekit-engine-bench [--quick]
+        .executableTarget(
+            name: "PrimeKitEngineBench",
+            dependencies: ["PrimeKit", "CPrimeKit"]
         ),
         .testTarget(
             name: "PrimeKitTests",

@@ -56,6 +56,8 @@ struct JobCore: Sendable {
     var checkpointRequested = false
     var pendingFailure: PrimeKitError?
     var merging = false
+    /// The job is in the scheduler's index of pending and paused jobs.
+    var indexedAsWaiting = false
 
     var outcome: JobOutcome?
     var savedCheckpoint: Checkpoint?

@@ -1,5 +1,5 @@
 /// The answer of a finished job: a factorization or a plugin-shaped primality answer, by the job's kind.
-public enum JobResult: Sendable, Hashable {
+public indirect enum JobResult: Sendable, Hashable {
     /// The answer of a `factor` job.
     case factorization(FactorResult)
     /// The answer of an `isPrime` job.

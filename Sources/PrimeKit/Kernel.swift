@@ -48,6 +48,13 @@ struct KernelLimits: Sendable, Hashable {
     static let defaultBoundCap: UInt64 = UInt64(PK_DEFAULT_BOUND_CAP)
 }
 
+/// `pk_options_init` once (it reads the environment); every job starts from a copy. Its pointer fields are nil.
+nonisolated(unsafe) private let baseOptions: pk_options = {
+    var options = pk_options()
+    pk_options_init(&options)
+    return options
+}()
+
 /// Owns one `pk_job` and frees it in `deinit`.
 ///
 /// Thread safety follows the kernel: one thread at a time may use a `KernelJob`, except ``interrupt()``, which is
@@ -73,8 +80,7 @@ final class KernelJob: @unchecked Sendable {
     static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits) throws(PrimeKitError)
         -> KernelJob
     {
-        var options = pk_options()
-        pk_options_init(&options)
+        var options = baseOptions
         options.max_digits = limits.maxDigits
         options.bpsw_digits = limits.bpswDigits
         var out: OpaquePointer?
@@ -90,8 +96,7 @@ final class KernelJob: @unchecked Sendable {
 
     /// Rebuilds a job from kernel checkpoint text.
     static func restore(_ text: String, limits: KernelLimits) throws(PrimeKitError) -> KernelJob {
-        var options = pk_options()
-        pk_options_init(&options)
+        var options = baseOptions
         options.max_digits = limits.maxDigits
         var out: OpaquePointer?
         var utf8 = Array(text.utf8)
@@ -168,7 +173,8 @@ final class KernelJob: @unchecked Sendable {
     }
 
     /// The answer of a finished job as a PROTOCOL.md factor result.
-    func factorResult() throws(PrimeKitError) -> FactorResult {
+    /// - Parameter candidate: The candidate when the caller knows it (saves reading it back).
+    func factorResult(candidate knownCandidate: String? = nil) throws(PrimeKitError) -> FactorResult {
         var raw = pk_result()
         raw.size = MemoryLayout<pk_result>.size
         let status = pk_job_result(handle, &raw)
@@ -188,8 +194,10 @@ final class KernelJob: @unchecked Sendable {
         case PK_PRIME_NO: isPrime = false
         default: isPrime = nil
         }
+        let candidateText: String
+        if let knownCandidate { candidateText = knownCandidate } else { candidateText = try candidate() }
         return FactorResult(
-            candidate: try candidate(), factors: factors, cofactor: cofactor, cofactorStatus: cofactorStatus,
+            candidate: candidateText, factors: factors, cofactor: cofactor, cofactorStatus: cofactorStatus,
             complete: raw.complete != 0, isPrime: isPrime,
             certainty: raw.certainty == Int32(PK_CERTAINTY_PROBABLE.rawValue) ? .probable : .proven)
     }
@@ -198,20 +206,41 @@ final class KernelJob: @unchecked Sendable {
     func divisors(maxCount: Int) throws(PrimeKitError) -> KernelDivisors {
         var count = 0
         var length = 0
-        var status = pk_job_divisors(handle, maxCount, nil, 0, &length, &count)
-        switch status {
-        case statusCode(PK_E_INCOMPLETE): return .incomplete
-        case statusCode(PK_E_TOO_MANY): return .tooMany(count: count == Int(bitPattern: UInt(SIZE_MAX)) ? nil : count)
-        case statusCode(PK_OK), statusCode(PK_E_BUFFER): break
-        default: throw PrimeKitError(kernelStatus: status)
+        // Small answers (the common case) fit a stack buffer: one call, no heap buffer.
+        let first: Result<KernelDivisors?, PrimeKitError> = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 2048) {
+            buffer in
+            let status = pk_job_divisors(handle, maxCount, buffer.baseAddress, buffer.count, &length, &count)
+            switch status {
+            case statusCode(PK_OK): return .success(.listed(Self.splitNumbers(UnsafeBufferPointer(rebasing: buffer[..<length]))))
+            case statusCode(PK_E_BUFFER): return .success(nil)
+            case statusCode(PK_E_INCOMPLETE): return .success(.incomplete)
+            case statusCode(PK_E_TOO_MANY):
+                return .success(.tooMany(count: count == Int(bitPattern: UInt(SIZE_MAX)) ? nil : count))
+            default: return .failure(PrimeKitError(kernelStatus: status))
+            }
         }
+        if let answer = try first.get() { return answer }
         var buffer = [CChar](repeating: 0, count: length + 1)
-        status = buffer.withUnsafeMutableBufferPointer {
+        let status = buffer.withUnsafeMutableBufferPointer {
             pk_job_divisors(handle, maxCount, $0.baseAddress, $0.count, &length, &count)
         }
         guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
-        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return .listed(text.split(separator: " ").map(String.init))
+        return .listed(buffer.withUnsafeBufferPointer { Self.splitNumbers(UnsafeBufferPointer(rebasing: $0[..<length])) })
+    }
+
+    /// Splits "1 2 3" into ["1", "2", "3"] straight from the C buffer.
+    private static func splitNumbers(_ text: UnsafeBufferPointer<CChar>) -> [String] {
+        text.withMemoryRebound(to: UInt8.self) { bytes in
+            var numbers: [String] = []
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: " ") {
+                if index > start {
+                    numbers.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                }
+                start = index + 1
+            }
+            return numbers
+        }
     }
 
     /// Reads a string in the kernel's caller-buffer convention, trying a small stack buffer first.

@@ -47,6 +47,7 @@ enum SliceReport: Sendable {
 enum WorkerStep: Sendable {
     case run(Assignment)
     case merge(Job, [KernelJob])
+    case spin
     case park
     case exit
 }
@@ -66,21 +67,40 @@ struct SchedulerState: Sendable {
     var levels = [Deque<ReadyEntry>](repeating: Deque(), count: JobPriority.allCases.count)
     var clock: UInt64 = 0
     var nextToken: UInt64 = 0
-    var nextJobID: UInt64 = 0
     var idle: [Parker] = []
     var workers = 0
     var targetWorkers: Int
     var suspended = false
     var background = false
     var shutDown = false
-    var unfinished: [JobID: Job] = [:]
-    var running: [JobID: Job] = [:]
+    /// The job each worker is running a piece of (or merging), by worker slot.
+    var slots: [Job?] = []
+    /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
+    var waiting: [JobID: Job] = [:]
     var queuePaused: [JobID: Job] = [:]
     var counts = JobCounts()
     var waiters: [(QueueCondition, CheckedContinuation<Void, Never>)] = []
     var budget: UInt64 = 1 << 21
+    /// Entries in the deques, stale ones included.
+    var queuedEntries = 0
 
     var dispatchAllowed: Bool { !suspended && !background && !shutDown }
+
+    /// Every unfinished job, oldest first: on workers, queued, pending or paused. O(queue length); the hot path
+    /// keeps no index of all jobs.
+    var unfinishedJobs: [Job] {
+        var seen: Set<ObjectIdentifier> = []
+        var jobs: [Job] = []
+        func add(_ job: Job) {
+            if seen.insert(ObjectIdentifier(job)).inserted, !job.core.withLock(anchoredTo: job, { $0.state.isFinished }) {
+                jobs.append(job)
+            }
+        }
+        for case let job? in slots { add(job) }
+        for level in levels { for entry in level { add(entry.job) } }
+        for job in waiting.values { add(job) }
+        return jobs.sorted { $0.id < $1.id }
+    }
 
     func holds(_ condition: QueueCondition) -> Bool {
         switch condition {
@@ -97,6 +117,9 @@ final class Scheduler: Sendable {
     let configuration: JobQueue.Configuration
     let limits: KernelLimits
     let state: Mutex<SchedulerState>
+    let nextJobID = Atomic<UInt64>(0)
+    /// `queuedEntries`, readable without the lock by idle workers.
+    let queuedHint = Atomic<Int>(0)
 
     init(configuration: JobQueue.Configuration) {
         self.configuration = configuration
@@ -108,14 +131,16 @@ final class Scheduler: Sendable {
 
     /// Starts worker threads up to the target count.
     func startWorkers() {
-        let count = state.withLock(anchoredTo: self) { s -> Int in
+        let slots = state.withLock(anchoredTo: self) { s -> Range<Int> in
             let missing = max(0, s.targetWorkers - s.workers)
             s.workers += missing
-            return missing
+            let first = s.slots.count
+            s.slots += Array(repeating: nil, count: missing)
+            return first..<(first + missing)
         }
-        for _ in 0..<count {
+        for slot in slots {
             let parker = Parker()
-            let thread = Thread { [self] in runWorker(parker) }
+            let thread = Thread { [self] in runWorker(parker, slot: slot) }
             thread.name = "primekit-worker"
             thread.stackSize = 1 << 20
             thread.start()
@@ -135,34 +160,50 @@ final class Scheduler: Sendable {
         }
     }
 
-    private func runWorker(_ parker: Parker) {
+    private func runWorker(_ parker: Parker, slot: Int) {
         var report: SliceReport?
+        var mayIdleSpin = true
         while true {
             var effects = Effects()
             let pending = report
             report = nil
             let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
-                if let pending { followUp = apply(pending, &s, &effects) }
+                if let pending {
+                    s.slots[slot] = nil
+                    followUp = apply(pending, &s, &effects)
+                    if case .merge(let job, _) = followUp { s.slots[slot] = job }
+                }
                 defer { checkConditions(&s, &effects) }
                 if let followUp { return followUp }
                 if s.shutDown || s.workers > s.targetWorkers {
                     s.workers -= 1
                     return .exit
                 }
-                if let assignment = dispatch(&s, &effects) { return .run(assignment) }
+                if let assignment = dispatch(&s, &effects) {
+                    s.slots[slot] = assignment.job
+                    return .run(assignment)
+                }
+                if mayIdleSpin && s.dispatchAllowed { return .spin }
                 s.idle.append(parker)
                 return .park
             }
             effects.run()
             switch next {
             case .run(let assignment):
+                mayIdleSpin = true
                 report = runSlice(assignment)
             case .merge(let job, let kernels):
                 let result = Result { () throws(PrimeKitError) -> JobResult in
-                    try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels))
+                    try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate)
                 }
                 report = .merged(job, result)
+            case .spin:
+                // Nothing queued: watch the queue for a moment before sleeping, so a steady stream of small
+                // jobs does not cost a futex wake-up and a context switch per job.
+                mayIdleSpin = false
+                for _ in 0..<64 where queuedHint.load(ordering: .relaxed) == 0 { sched_yield() }
+                continue
             case .park:
                 parker.park()
             case .exit:
@@ -207,7 +248,7 @@ final class Scheduler: Sendable {
         var factors: [PrimeFactor]?
         if step == .done && assignment.single {
             let result = Result { () throws(PrimeKitError) -> JobResult in
-                try Self.buildResult(kind: job.kind, kernel: kernel)
+                try Self.buildResult(kind: job.kind, kernel: kernel, candidate: job.candidate)
             }
             return .finished(job, piece: assignment.piece, progress, factors: nil, result: result)
         }
@@ -222,8 +263,8 @@ final class Scheduler: Sendable {
     }
 
     /// Turns a finished kernel job into the answer for the job's kind.
-    static func buildResult(kind: JobKind, kernel: KernelJob) throws(PrimeKitError) -> JobResult {
-        let factorization = try kernel.factorResult()
+    static func buildResult(kind: JobKind, kernel: KernelJob, candidate: String) throws(PrimeKitError) -> JobResult {
+        let factorization = try kernel.factorResult(candidate: candidate)
         switch kind {
         case .factor:
             return .factorization(factorization)
@@ -257,6 +298,7 @@ final class Scheduler: Sendable {
         for level in stride(from: s.levels.count - 1, through: 0, by: -1) {
             while let head = s.levels[level].first, !isDispatchable(head) {
                 s.levels[level].removeFirst()
+                s.queuedEntries -= 1
             }
             guard let head = s.levels[level].first else { continue }
             let score = UInt64(level) * aging + (s.clock - head.enqueuedAt)
@@ -267,6 +309,8 @@ final class Scheduler: Sendable {
         }
         guard bestLevel >= 0 else { return nil }
         let entry = s.levels[bestLevel].removeFirst()
+        s.queuedEntries -= 1
+        queuedHint.store(s.queuedEntries, ordering: .relaxed)
         s.clock += 1
         let budget = s.budget
         return entry.job.core.withLock(anchoredTo: entry.job) { core in
@@ -303,6 +347,8 @@ final class Scheduler: Sendable {
         let entry = ReadyEntry(job: job, piece: piece, token: s.nextToken, enqueuedAt: s.clock)
         let level = core.priority.rawValue
         if front { s.levels[level].prepend(entry) } else { s.levels[level].append(entry) }
+        s.queuedEntries += 1
+        queuedHint.store(s.queuedEntries, ordering: .relaxed)
         guard s.dispatchAllowed else { return }
         if let parker = s.idle.popLast() {
             effects.add { parker.unpark() }
@@ -331,7 +377,7 @@ final class Scheduler: Sendable {
     /// short, so the new job starts within about a millisecond instead of a whole slice.
     private func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
         var victim: (JobPriority, KernelJob)?
-        for job in s.running.values {
+        for case let job? in s.slots {
             job.core.withLock(anchoredTo: job) { core in
                 guard core.priority < priority, victim == nil || core.priority < victim!.0 else { return }
                 if let kernel = core.pieces.first(where: { $0.onWorker && $0.kernel != nil })?.kernel {
@@ -519,9 +565,12 @@ final class Scheduler: Sendable {
         core.state = next
         s.counts[previous] -= 1
         s.counts[next] += 1
-        if next == .running { s.running[job.id] = job } else if previous == .running { s.running[job.id] = nil }
         if previous == .paused { s.queuePaused[job.id] = nil }
-        if next.isFinished { s.unfinished[job.id] = nil }
+        let waits = next == .pending || next == .paused
+        if waits != core.indexedAsWaiting {
+            s.waiting[job.id] = waits ? job : nil
+            core.indexedAsWaiting = waits
+        }
         if !core.stateWaiters.isEmpty {
             var ready: [CheckedContinuation<JobState, Never>] = []
             core.stateWaiters.removeAll { wanted, continuation in
@@ -575,6 +624,11 @@ final class Scheduler: Sendable {
         core.observers = []
 
         for channel in channels { channel.finish() }
+        // Nothing to tell anybody (the common case for small jobs): no closure at all.
+        if resultWaiters.isEmpty && pauseWaiters.isEmpty && checkpointWaiters.isEmpty && successHandlers.isEmpty
+            && failureHandlers.isEmpty && observers.isEmpty {
+            return outcome
+        }
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
         effects.add {
             // Callbacks and observers first, so whoever awaits the result sees them done.
@@ -669,22 +723,23 @@ final class Scheduler: Sendable {
                 throw PrimeKitError(code: .foreignJob, message: "dependency \(dependency.id) belongs to another queue")
             }
         }
+        // The handles are built outside the lock; ids come from an atomic counter.
+        let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
+        var id = last - UInt64(prepared.count)
+        let jobs = prepared.map { spec in
+            id += 1
+            return Job(
+                id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
+                progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork,
+                priority: spec.priority, pieces: spec.pieces, injectedFailure: spec.injectedFailure,
+                scheduler: self)
+        }
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else {
                 throw PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
             }
-            var jobs: [Job] = []
-            jobs.reserveCapacity(prepared.count)
-            for spec in prepared {
-                s.nextJobID += 1
-                let job = Job(
-                    id: JobID(rawValue: s.nextJobID), kind: spec.kind, candidate: spec.candidate,
-                    progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork,
-                    priority: spec.priority, pieces: spec.pieces, injectedFailure: spec.injectedFailure,
-                    scheduler: self)
-                s.unfinished[job.id] = job
+            for (job, spec) in zip(jobs, prepared) {
                 s.counts.pending += 1
-                jobs.append(job)
                 var cause: CancellationReason?
                 var unmet = 0
                 for dependency in spec.dependencies {
@@ -709,6 +764,9 @@ final class Scheduler: Sendable {
                     if unmet == 0 {
                         transition(job, &core, to: .ready, &s, &effects)
                         enqueueRestingPieces(job, &core, front: false, &s, &effects)
+                    } else {
+                        s.waiting[job.id] = job
+                        core.indexedAsWaiting = true
                     }
                 }
             }
@@ -889,11 +947,11 @@ final class Scheduler: Sendable {
     var counts: JobCounts { state.withLock(anchoredTo: self) { $0.counts } }
 
     var unfinishedJobs: [Job] {
-        state.withLock(anchoredTo: self) { s in s.unfinished.values.sorted { $0.id < $1.id } }
+        state.withLock(anchoredTo: self) { s in s.unfinishedJobs }
     }
 
     func job(_ id: JobID) -> Job? {
-        state.withLock(anchoredTo: self) { $0.unfinished[id] }
+        state.withLock(anchoredTo: self) { s in s.unfinishedJobs.first { $0.id == id } }
     }
 
     var isSuspended: Bool { state.withLock(anchoredTo: self) { $0.suspended } }
@@ -903,7 +961,7 @@ final class Scheduler: Sendable {
     func hold(background: Bool) {
         locked { s, effects in
             if background { s.background = true } else { s.suspended = true }
-            for job in Array(s.running.values) {
+            for job in s.unfinishedJobs where job.core.withLock(anchoredTo: job, { $0.state == .running }) {
                 job.core.withLock(anchoredTo: job) { core in
                     guard core.pauseRequest == nil, core.cancelRequest == nil, core.pendingFailure == nil,
                           !core.merging else { return }
@@ -955,7 +1013,7 @@ final class Scheduler: Sendable {
     @discardableResult
     func cancelAll(reason: CancellationReason) -> [JobID] {
         locked { s, effects in
-            let jobs = s.unfinished.values.sorted { $0.id < $1.id }
+            let jobs = s.unfinishedJobs
             for job in jobs { cancel(job, reason: reason, &s, &effects) }
             return jobs.map(\.id)
         }

@@ -1,0 +1,337 @@
+// primekit-engine-bench — the job engine's benchmark (issue "Swift job engine", section "Benchmark").
+//
+//   swift run -c release primekit-engine-bench [--quick] [--runs N] [--jobs N]
+//
+// Every figure is measured in the same run as the figure it is compared with, and each comparison is repeated
+// (--runs, default 3) and reported as the median.
+
+import CPrimeKit
+import Dispatch
+import Foundation
+import PrimeKit
+
+// MARK: - Options
+
+struct Options {
+    var quick = false
+    var runs = 3
+    var jobs = 1_000_000
+    /// Only the given part (for profiling): "queue", "batch", "submit", "operations", "direct".
+    var only: String?
+    /// The tiny jobs' kind: isPrime (the plugin answer, with every divisor listed) or factor.
+    var kind = JobKind.isPrime
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick":
+                quick = true
+            case "--runs":
+                runs = iterator.next().flatMap(Int.init) ?? runs
+            case "--jobs":
+                jobs = iterator.next().flatMap(Int.init) ?? jobs
+            case "--only":
+                only = iterator.next()
+            case "--kind":
+                kind = iterator.next().flatMap(JobKind.init(rawValue:)) ?? kind
+            case "-h", "--help":
+                print("usage: primekit-engine-bench [--quick] [--runs N] [--jobs N]")
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
+                exit(2)
+            }
+        }
+        if quick {
+            runs = min(runs, 1)
+            jobs = min(jobs, 100_000)
+        }
+    }
+}
+
+let options = Options(CommandLine.arguments)
+let cores = ProcessInfo.processInfo.activeProcessorCount
+
+// MARK: - Helpers
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2]
+                                 : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
+    return sorted[min(sorted.count - 1, max(0, rank))]
+}
+
+func rate(_ count: Int, _ duration: Duration) -> Double { Double(count) / seconds(duration) }
+
+func format(_ value: Double, _ unit: String = "") -> String {
+    if value >= 1e6 { return String(format: "%.2f M%@", value / 1e6, unit) }
+    if value >= 1e3 { return String(format: "%.1f k%@", value / 1e3, unit) }
+    return String(format: "%.2f %@", value, unit)
+}
+
+func micros(_ value: Double) -> String { String(format: "%.1f µs", value * 1e6) }
+
+/// The tiny candidates: small numbers, about one in eight prime.
+func candidate(_ index: Int) -> UInt64 { UInt64(1_000 + index % 100_000) }
+
+/// A tiny job of the chosen kind.
+func tinyRequest(_ index: Int) -> JobRequest {
+    options.kind == .isPrime ? .isPrime(candidate(index)) : .factor(candidate(index))
+}
+
+/// What one OperationQueue operation does: the same kernel work a job of the chosen kind does (create, step to
+/// done, read the answer; for isPrime also list the divisors of a composite).
+func isPrimeDirect(_ n: UInt64) -> Bool {
+    var job: OpaquePointer?
+    guard pk_job_create(String(n), nil, &job) == 0, let job else { return false }
+    defer { pk_job_destroy(job) }
+    while pk_job_step(job, 1 << 22) == 1 {}
+    var result = pk_result()
+    result.size = MemoryLayout<pk_result>.size
+    _ = pk_job_result(job, &result)
+    var factors: [String] = []
+    for index in 0..<result.factor_count {
+        var buffer = [CChar](repeating: 0, count: 24)
+        var length = 0
+        var exponent: UInt64 = 0
+        _ = pk_job_factor(job, index, &buffer, buffer.count, &length, &exponent)
+        factors.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+    }
+    if options.kind == .isPrime && result.is_prime != 1 {
+        var length = 0
+        var count = 0
+        _ = pk_job_divisors(job, 100_000, nil, 0, &length, &count)
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        _ = pk_job_divisors(job, 100_000, &buffer, buffer.count, &length, &count)
+        let divisors = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(separator: " ")
+        return divisors.count == 2
+    }
+    return factors.count == 1
+}
+
+/// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> T {
+    let semaphore = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var output: Result<T, any Error>!
+    Task {
+        do { output = .success(try await body()) } catch { output = .failure(error) }
+        semaphore.signal()
+    }
+    semaphore.wait()
+    do { return try output.get() } catch { fatalError("benchmark step failed: \(error)") }
+}
+
+// MARK: - Overhead: tiny jobs
+
+func jobQueueOneByOne(_ count: Int) -> Duration {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    let clock = ContinuousClock()
+    return clock.measure {
+        for index in 0..<count { _ = try! queue.submit(tinyRequest(index)) }
+        blocking { await queue.waitUntilIdle() }
+    }
+}
+
+func jobQueueBatched(_ count: Int) -> (submit: Duration, total: Duration) {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    let chunk = 10_000
+    let requests = (0..<count).map(tinyRequest)
+    let clock = ContinuousClock()
+    var submit = Duration.zero
+    let total = clock.measure {
+        submit = clock.measure {
+            var start = 0
+            while start < count {
+                _ = try! queue.submit(contentsOf: Array(requests[start..<min(count, start + chunk)]))
+                start += chunk
+            }
+        }
+        blocking { await queue.waitUntilIdle() }
+    }
+    return (submit, total)
+}
+
+func batchSubmitOnly(_ count: Int) -> Duration {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    queue.suspend()
+    let requests = (0..<count).map(tinyRequest)
+    let chunk = 10_000
+    let duration = ContinuousClock().measure {
+        var start = 0
+        while start < count {
+            _ = try! queue.submit(contentsOf: Array(requests[start..<min(count, start + chunk)]))
+            start += chunk
+        }
+    }
+    blocking { await queue.reset() }
+    return duration
+}
+
+func operationQueue(_ count: Int) -> Duration {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = cores
+    return ContinuousClock().measure {
+        for index in 0..<count {
+            let n = candidate(index)
+            queue.addOperation { _ = isPrimeDirect(n) }
+        }
+        queue.waitUntilAllOperationsAreFinished()
+    }
+}
+
+// MARK: - Latency
+
+/// From `cancel()` to the job reporting it (its onFailure callback), and from `pause()` to its return.
+func controlLatencies(samples: Int) -> (cancel: [Double], pause: [Double]) {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    var cancels: [Double] = []
+    var pauses: [Double] = []
+    for index in 0..<samples {
+        let job = try! queue.submit(.isPrime("18446744073709551557").splitting(false).progressInterval(.zero))
+        blocking {
+            // Let the job get into its slices first.
+            var updates = job.progressUpdates.makeAsyncIterator()
+            _ = await updates.next()
+        }
+        if index % 2 == 0 {
+            let reported = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var end = ContinuousClock.now
+            job.onFailure { _ in
+                end = .now
+                reported.signal()
+            }
+            let start = ContinuousClock.now
+            job.cancel()
+            reported.wait()
+            cancels.append(seconds(start.duration(to: end)))
+        } else {
+            let duration = blocking { () async -> Duration in
+                let start = ContinuousClock.now
+                _ = try? await job.pause()
+                return start.duration(to: .now)
+            }
+            pauses.append(seconds(duration))
+            job.cancel()
+        }
+    }
+    return (cancels, pauses)
+}
+
+/// From submitting a tiny veryHigh job while long low jobs occupy every worker to its result.
+func priorityLatency(samples: Int) -> [Double] {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    let lows = (0..<cores).map { _ in
+        try! queue.submit(.isPrime("18446744073709551557").splitting(false).priority(.low))
+    }
+    blocking { for low in lows { await low.wait(until: .running) } }
+    var latencies: [Double] = []
+    for index in 0..<samples {
+        let duration = blocking { () async throws -> Duration in
+            let start = ContinuousClock.now
+            let job = try queue.submit(.isPrime(candidate(index)).priority(.veryHigh))
+            _ = try await job.result
+            return start.duration(to: .now)
+        }
+        latencies.append(seconds(duration))
+    }
+    queue.cancelAll()
+    return latencies
+}
+
+// MARK: - One big job on all cores
+
+/// W1b: 4294967279 · 4294967291, trial division must reach 2^32.
+func w1b(workers: Int) -> Duration {
+    var configuration = JobQueue.Configuration()
+    configuration.maxConcurrentJobs = workers
+    let queue = JobQueue(configuration: configuration)
+    return ContinuousClock().measure {
+        let result = blocking { try await queue.submit(.factor("18446743979220271189")).result }
+        precondition(result.factorization?.factors.map(\.prime) == ["4294967279", "4294967291"])
+    }
+}
+
+// MARK: - Run
+
+if let only = options.only {
+    let duration: Duration
+    switch only {
+    case "queue": duration = jobQueueOneByOne(options.jobs)
+    case "batch": duration = jobQueueBatched(options.jobs).total
+    case "submit": duration = batchSubmitOnly(options.jobs)
+    case "operations": duration = operationQueue(options.jobs)
+    case "direct":
+        duration = ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }
+    default: fatalError("unknown part \(only)")
+    }
+    print("\(only): \(format(rate(options.jobs, duration), "jobs/s"))")
+    exit(0)
+}
+
+print("primekit-engine-bench: kernel \(String(cString: pk_version_string())), \(cores) cores, "
+      + "\(options.jobs) tiny jobs, \(options.runs) run(s)\(options.quick ? ", quick" : "")")
+print("")
+
+var queueRates: [Double] = []
+var operationRates: [Double] = []
+var ratios: [Double] = []
+var batchedRates: [Double] = []
+var submitRates: [Double] = []
+for run in 1...options.runs {
+    let ours = rate(options.jobs, jobQueueOneByOne(options.jobs))
+    let theirs = rate(options.jobs, operationQueue(options.jobs))
+    let batched = jobQueueBatched(options.jobs)
+    let submitOnly = rate(options.jobs, batchSubmitOnly(options.jobs))
+    queueRates.append(ours)
+    operationRates.append(theirs)
+    ratios.append(ours / theirs)
+    batchedRates.append(rate(options.jobs, batched.total))
+    submitRates.append(submitOnly)
+    print("run \(run): JobQueue \(format(ours, "jobs/s")), OperationQueue \(format(theirs, "jobs/s")), "
+          + "ratio \(String(format: "%.1f", ours / theirs))×, batched end-to-end \(format(rate(options.jobs, batched.total), "jobs/s")), "
+          + "batch submit \(format(submitOnly, "jobs/s"))")
+}
+print("")
+print("Overhead: \(options.jobs) tiny isPrime jobs, \(cores) workers (medians of \(options.runs))")
+print("  JobQueue, one submit per job        \(format(median(queueRates), "jobs/s"))")
+print("  OperationQueue (\(cores) concurrent)      \(format(median(operationRates), "jobs/s"))")
+print("  ratio JobQueue / OperationQueue     \(String(format: "%.1f", median(ratios)))×   (floor 7×, aim 10×)")
+print("  JobQueue, submit(contentsOf:) 10k   \(format(median(batchedRates), "jobs/s")) end to end")
+print("  submit(contentsOf:) alone           \(format(median(submitRates), "jobs/s"))   (aim ≥ 4 M/s)")
+
+let latencySamples = options.quick ? 40 : 200
+let (cancels, pauses) = controlLatencies(samples: latencySamples)
+let priority = priorityLatency(samples: options.quick ? 20 : 100)
+print("")
+print("Latency (\(latencySamples / 2) samples each)")
+print("  cancel() → job reports cancelled    p50 \(micros(percentile(cancels, 50)))   p99 \(micros(percentile(cancels, 99)))")
+print("  pause() → checkpoint returned       p50 \(micros(percentile(pauses, 50)))   p99 \(micros(percentile(pauses, 99)))")
+print("  veryHigh submit → result, \(cores) low jobs running   p50 \(micros(percentile(priority, 50)))   p99 \(micros(percentile(priority, 99)))   (slice 10 ms)")
+
+var splitRatios: [Double] = []
+var oneWorker: [Double] = []
+var twoWorkers: [Double] = []
+for _ in 1...options.runs {
+    let single = seconds(w1b(workers: 1))
+    let double = seconds(w1b(workers: 2))
+    oneWorker.append(single)
+    twoWorkers.append(double)
+    splitRatios.append(single / double)
+}
+print("")
+print("W1b 4294967279 · 4294967291 (trial division to 2^32), medians of \(options.runs)")
+print("  1 worker    \(String(format: "%.2f s", median(oneWorker)))")
+print("  2 workers   \(String(format: "%.2f s", median(twoWorkers)))   (split into 2 pieces, merged)")
+print("  speed-up    \(String(format: "%.2f", median(splitRatios)))×   (floor 1.7×)")
