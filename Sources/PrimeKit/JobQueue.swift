@@ -28,7 +28,8 @@ public final class JobQueue: Sendable {
         public var agingSlices: Int = 64
         /// A job with at least this many trial divisors in its range is cut into pieces that run in parallel.
         public var splitThreshold: UInt64 = 1 << 27
-        /// The number of pieces of a split job; nil means one per worker.
+        /// The number of pieces of a split job; nil means four per worker (pieces of equal length can cost very
+        /// different time — past 2^32 a divisor costs more — so more pieces than workers balance the load).
         public var splitPieces: Int? = nil
         /// The longest candidate accepted, in digits.
         public var maxDigits: Int = KernelLimits.defaults.maxDigits

@@ -14,7 +14,7 @@ struct PreparedJob: Sendable {
     /// - Parameters:
     ///   - request: What was submitted.
     ///   - configuration: The queue's configuration (limits, split threshold).
-    ///   - workers: The queue's worker count, the default number of pieces for a split job.
+    ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
     init(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int) throws(PrimeKitError) {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         kind = request.kind
@@ -35,7 +35,8 @@ struct PreparedJob: Sendable {
         let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: candidate.utf8.count)
         estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
 
-        let pieceCount = min(64, max(1, configuration.splitPieces ?? workers))
+        let pieceCount = workers < 2 && configuration.splitPieces == nil
+            ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
         if request.allowsSplitting, pieceCount > 1, let range, divisors >= configuration.splitThreshold,
            divisors >= UInt64(pieceCount) {
             let length = divisors / UInt64(pieceCount)

@@ -252,16 +252,26 @@ func priorityLatency(samples: Int) -> [Double] {
 
 // MARK: - One big job on all cores
 
-/// W1b: 4294967279 · 4294967291, trial division must reach 2^32.
-func w1b(workers: Int) -> Duration {
+/// One big job with `workers` workers (split into that many pieces when there are two or more).
+func bigJob(_ request: JobRequest, workers: Int, check: @escaping @Sendable (JobResult) -> Bool) -> Duration {
     var configuration = JobQueue.Configuration()
     configuration.maxConcurrentJobs = workers
     let queue = JobQueue(configuration: configuration)
     return ContinuousClock().measure {
-        let result = blocking { try await queue.submit(.factor("18446743979220271189")).result }
-        precondition(result.factorization?.factors.map(\.prime) == ["4294967279", "4294967291"])
+        let result = blocking { try await queue.submit(request).result }
+        precondition(check(result), "wrong answer: \(result)")
     }
 }
+
+/// W1b: 4294967279 · 4294967291, trial division must reach 2^32.
+let w1b = JobRequest.factor("18446743979220271189")
+let w1bCheck: @Sendable (JobResult) -> Bool = {
+    $0.factorization?.factors.map(\.prime) == ["4294967279", "4294967291"]
+}
+/// A heavier one: the Mersenne prime 2^127 - 1 on the 128-bit path, trial division to 6·10^9 (the kernel's
+/// divisors past 2^32 cost about 10 times more, so equal pieces are not equal work).
+let m127 = JobRequest.isPrime("170141183460469231731687303715884105727", bound: "6000000000")
+let m127Check: @Sendable (JobResult) -> Bool = { $0.factorization?.factors.isEmpty == true }
 
 // MARK: - Run
 
@@ -272,6 +282,8 @@ if let only = options.only {
     case "batch": duration = jobQueueBatched(options.jobs).total
     case "submit": duration = batchSubmitOnly(options.jobs)
     case "operations": duration = operationQueue(options.jobs)
+    case "split1": duration = bigJob(m127, workers: 1, check: m127Check)
+    case "split2": duration = bigJob(m127, workers: 2, check: m127Check)
     case "direct":
         duration = ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }
     default: fatalError("unknown part \(only)")
@@ -280,8 +292,11 @@ if let only = options.only {
     exit(0)
 }
 
+let startLoad = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+    .joined(separator: " ") ?? "?"
 print("primekit-engine-bench: kernel \(String(cString: pk_version_string())), \(cores) cores, "
-      + "\(options.jobs) tiny jobs, \(options.runs) run(s)\(options.quick ? ", quick" : "")")
+      + "\(options.jobs) tiny \(options.kind.rawValue) jobs, \(options.runs) run(s)\(options.quick ? ", quick" : ""), "
+      + "load average \(startLoad)")
 print("")
 
 var queueRates: [Double] = []
@@ -304,7 +319,7 @@ for run in 1...options.runs {
           + "batch submit \(format(submitOnly, "jobs/s"))")
 }
 print("")
-print("Overhead: \(options.jobs) tiny isPrime jobs, \(cores) workers (medians of \(options.runs))")
+print("Overhead: \(options.jobs) tiny \(options.kind.rawValue) jobs, \(cores) workers (medians of \(options.runs))")
 print("  JobQueue, one submit per job        \(format(median(queueRates), "jobs/s"))")
 print("  OperationQueue (\(cores) concurrent)      \(format(median(operationRates), "jobs/s"))")
 print("  ratio JobQueue / OperationQueue     \(String(format: "%.1f", median(ratios)))×   (floor 7×, aim 10×)")
@@ -320,18 +335,27 @@ print("  cancel() → job reports cancelled    p50 \(micros(percentile(cancels, 
 print("  pause() → checkpoint returned       p50 \(micros(percentile(pauses, 50)))   p99 \(micros(percentile(pauses, 99)))")
 print("  veryHigh submit → result, \(cores) low jobs running   p50 \(micros(percentile(priority, 50)))   p99 \(micros(percentile(priority, 99)))   (slice 10 ms)")
 
-var splitRatios: [Double] = []
-var oneWorker: [Double] = []
-var twoWorkers: [Double] = []
-for _ in 1...options.runs {
-    let single = seconds(w1b(workers: 1))
-    let double = seconds(w1b(workers: 2))
-    oneWorker.append(single)
-    twoWorkers.append(double)
-    splitRatios.append(single / double)
+func splitTable(_ title: String, _ request: JobRequest, _ check: @escaping @Sendable (JobResult) -> Bool) {
+    var ratios: [Double] = []
+    var one: [Double] = []
+    var two: [Double] = []
+    for _ in 1...options.runs {
+        let single = seconds(bigJob(request, workers: 1, check: check))
+        let double = seconds(bigJob(request, workers: 2, check: check))
+        one.append(single)
+        two.append(double)
+        ratios.append(single / double)
+    }
+    print("")
+    print("\(title), medians of \(options.runs)")
+    print("  1 worker    \(String(format: "%.3f s", median(one)))")
+    print("  2 workers   \(String(format: "%.3f s", median(two)))   (split into 8 pieces, merged)")
+    print("  speed-up    \(String(format: "%.2f", median(ratios)))×   (floor 1.7×)")
 }
+
+splitTable("W1b 4294967279 · 4294967291 (trial division to 2^32)", w1b, w1bCheck)
+splitTable("2^127 - 1, isPrime with bound 6·10^9 (128-bit path)", m127, m127Check)
+let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+    .joined(separator: " ") ?? "?"
 print("")
-print("W1b 4294967279 · 4294967291 (trial division to 2^32), medians of \(options.runs)")
-print("  1 worker    \(String(format: "%.2f s", median(oneWorker)))")
-print("  2 workers   \(String(format: "%.2f s", median(twoWorkers)))   (split into 2 pieces, merged)")
-print("  speed-up    \(String(format: "%.2f", median(splitRatios)))×   (floor 1.7×)")
+print("load average at the end: \(load) (other processes on the machine skew every figure)")

@@ -1,4 +1,4 @@
-import PrimeKit
+@testable import PrimeKit
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct SplitJobTests {
@@ -31,6 +31,21 @@ import Testing
             let answer = try await split.result
             #expect(answer == whole, "\(candidate) \(kind)")
         }
+    }
+
+    @Test func piecesOfOneJobRunOnSeveralWorkersAtOnce() async throws {
+        let queue = splittingQueue()
+        let job = try queue.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        var bothBusy = false
+        for await _ in job.progressUpdates {
+            let slots = queue.scheduler.state.withLock(anchoredTo: queue.scheduler) { $0.slots }
+            if slots.count == 2, slots.allSatisfy({ $0 === job }) {
+                bothBusy = true
+                break
+            }
+        }
+        job.cancel()
+        #expect(bothBusy)
     }
 
     @Test func aSplitJobHasOneProgressEndingAtOneHundred() async throws {
