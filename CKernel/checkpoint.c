@@ -9,14 +9,14 @@
  *   next <u64>
  *   tested <u64>
  *   work <u64>
- *   percent-ppm <0..100000000>
+ *   percent <16 hex digits: the IEEE-754 bits of the percentage, 0..100>
  *   done <0|1>
  *   status <pk_cofactor_status, 0 unless done>
  *   factors <count>
  *   factor <prime> <exponent>      (count lines, ascending)
  *   cofactor <decimal>
- *   window-from <u64: start of an open accumulate window, 0 when none>
- *   accumulator <decimal: product of the window's primes mod cofactor, 1 when none>
+ *   window <from> <to> <tested> <work>   (an open GMP window; 0 0 0 0 when none)
+ *   window-residue <decimal: product of the window's primes mod cofactor; 1 when none>
  *   checksum <16 lower-case hex digits: FNV-1a 64 of every byte before this line>
  *
  * Lines end in "\n". Every field is required, in this order; restoring checks
@@ -106,7 +106,10 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
     sb_u64(&b, "next", job->next);
     sb_u64(&b, "tested", job->tested);
     sb_u64(&b, "work", job->work);
-    sb_u64(&b, "percent-ppm", (uint64_t)(job->percent * 1e6));
+    uint64_t bits;
+    memcpy(&bits, &job->percent, sizeof bits);
+    snprintf(line, sizeof line, "percent %016llx\n", (unsigned long long)bits);
+    sb_text(&b, line);
     sb_u64(&b, "done", (uint64_t)job->done);
     sb_u64(&b, "status", job->done ? (uint64_t)job->cof_status : 0);
     sb_u64(&b, "factors", job->factor_count);
@@ -119,13 +122,22 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
     sb_text(&b, "cofactor ");
     sb_mpz(&b, job->cof);
     sb_text(&b, "\n");
-    int open = job->acc_from != PK_ACC_IDLE;
-    sb_u64(&b, "window-from", open ? job->acc_from : 0);
-    sb_text(&b, "accumulator ");
-    if (open)
-        sb_mpz(&b, job->acc);
-    else
+    int open = job->win_open && job->win_pos > job->next;
+    snprintf(line, sizeof line, "window %llu %llu %llu %llu\n",
+             (unsigned long long)(open ? job->next : 0), (unsigned long long)(open ? job->win_pos : 0),
+             (unsigned long long)(open ? job->win_tested : 0),
+             (unsigned long long)(open ? job->win_work : 0));
+    sb_text(&b, line);
+    sb_text(&b, "window-residue ");
+    if (open) {
+        mpz_t res;
+        mpz_init(res);
+        pk_tdgmp_window_residue(job, res);
+        sb_mpz(&b, res);
+        mpz_clear(res);
+    } else {
         sb_text(&b, "1");
+    }
     sb_text(&b, "\n");
     if (!b.failed) {
         snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)fnv1a(b.s, b.len));
@@ -174,6 +186,49 @@ static int field_u64(reader *r, const char *key, uint64_t *out)
     return PK_OK;
 }
 
+static int parse_hex64(const char *v, size_t n, uint64_t *out)
+{
+    if (n != 16)
+        return PK_E_CHECKPOINT;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return PK_E_CHECKPOINT;
+        x = x << 4 | (uint64_t)d;
+    }
+    *out = x;
+    return PK_OK;
+}
+
+static int field_hex64(reader *r, const char *key, uint64_t *out)
+{
+    const char *v;
+    size_t n;
+    int rc = field(r, key, &v, &n);
+    return rc != PK_OK ? rc : parse_hex64(v, n, out);
+}
+
+/* Split "a b c d" into exactly count canonical u64 values. */
+static int parse_u64_list(const char *v, size_t n, uint64_t *out, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const char *sp = i + 1 < count ? memchr(v, ' ', n) : v + n;
+        if (!sp)
+            return PK_E_CHECKPOINT;
+        size_t len = (size_t)(sp - v);
+        if (!pk_is_canonical_decimal(v, len) || len > 20 ||
+            pk_parse_u64_saturating(v, len, &out[i]) != PK_OK || out[i] == PK_U64_MAX)
+            return PK_E_CHECKPOINT;
+        if (i + 1 < count) {
+            n -= len + 1;
+            v = sp + 1;
+        }
+    }
+    return PK_OK;
+}
+
 static int set_mpz(mpz_t z, const char *v, size_t n)
 {
     if (!pk_is_canonical_decimal(v, n))
@@ -206,7 +261,7 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         (rc = field_u64(r, "next", &job->next)) != PK_OK ||
         (rc = field_u64(r, "tested", &job->tested)) != PK_OK ||
         (rc = field_u64(r, "work", &job->work)) != PK_OK ||
-        (rc = field_u64(r, "percent-ppm", &percent)) != PK_OK ||
+        (rc = field_hex64(r, "percent", &percent)) != PK_OK ||
         (rc = field_u64(r, "done", &done)) != PK_OK ||
         (rc = field_u64(r, "status", &status)) != PK_OK ||
         (rc = field_u64(r, "factors", &count)) != PK_OK)
@@ -215,9 +270,9 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         return PK_E_CHECKPOINT_STATE;
     job->bpsw_digits = (size_t)bpsw;
     job->max_digits = o->max_digits;
-    if (percent > 100000000 || done > 1 || status > PK_COFACTOR_UNKNOWN)
+    memcpy(&job->percent, &percent, sizeof job->percent);
+    if (!(job->percent >= 0.0 && job->percent <= 100.0) || done > 1 || status > PK_COFACTOR_UNKNOWN)
         return PK_E_CHECKPOINT_STATE;
-    job->percent = (double)percent / 1e6;
     job->done = (int)done;
     job->cof_status = (int)status;
     /* Each factor line is at least 10 bytes: a count beyond that is corrupt. */
@@ -258,14 +313,24 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         return rc;
     if ((rc = set_mpz(job->cof, v, n)) != PK_OK)
         return rc;
-    uint64_t window;
-    if ((rc = field_u64(r, "window-from", &window)) != PK_OK)
+    uint64_t w[4];
+    if ((rc = field(r, "window", &v, &n)) != PK_OK || (rc = parse_u64_list(v, n, w, 4)) != PK_OK)
         return rc;
-    job->acc_from = window ? window : PK_ACC_IDLE;
-    if ((rc = field(r, "accumulator", &v, &n)) != PK_OK)
+    if ((rc = field(r, "window-residue", &v, &n)) != PK_OK)
         return rc;
-    if ((rc = set_mpz(job->acc, v, n)) != PK_OK)
+    mpz_ptr res = job->win_node[0];
+    if ((rc = set_mpz(res, v, n)) != PK_OK)
         return rc;
+    if (w[0] == 0) {
+        if (w[1] || w[2] || w[3] || mpz_cmp_ui(res, 1) != 0)
+            return PK_E_CHECKPOINT_STATE;
+        mpz_set_ui(res, 0);
+    } else {
+        if (w[0] != job->next || w[1] <= w[0] || w[1] > job->bound + 1 || job->done ||
+            mpz_sgn(res) <= 0 || mpz_cmp(res, job->cof) >= 0)
+            return PK_E_CHECKPOINT_STATE;
+        pk_tdgmp_window_restore(job, w[1], w[2], w[3]);
+    }
     return r->p == r->end ? PK_OK : PK_E_CHECKPOINT;
 }
 
@@ -280,11 +345,6 @@ static int validate(pk_job *job)
         return PK_E_CHECKPOINT_STATE;
     if (job->done && (job->cof_status == PK_COFACTOR_ONE) != (mpz_cmp_ui(job->cof, 1) == 0))
         return PK_E_CHECKPOINT_STATE;
-    if (job->acc_from == PK_ACC_IDLE ? mpz_cmp_ui(job->acc, 1) != 0
-                                     : job->acc_from < job->from || job->acc_from > job->next ||
-                                           job->done || mpz_sgn(job->acc) <= 0 ||
-                                           mpz_cmp(job->acc, job->cof) >= 0)
-        return PK_E_CHECKPOINT_STATE;
     int rc = PK_OK;
     mpz_t prod;
     mpz_init_set(prod, job->cof);
@@ -296,6 +356,9 @@ static int validate(pk_job *job)
         }
         for (uint64_t e = 0; e < f->exponent; e++)
             mpz_mul(prod, prod, f->prime);
+        /* A listed prime is divided out completely. */
+        if (mpz_divisible_p(job->cof, f->prime))
+            rc = PK_E_CHECKPOINT_STATE;
         if (mpz_cmp(prod, job->n) > 0)
             rc = PK_E_CHECKPOINT_STATE;
     }
@@ -365,7 +428,10 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
         return rc;
     }
     pk_dispatch_select(o.simd, &job->dispatch);
+    job->cache = o.cache;
     pk_job_refresh_bound(job);
+    if (job->done)
+        job->cof_digits = pk_decimal_length(job->cof);
     *out = job;
     return PK_OK;
 }

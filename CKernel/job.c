@@ -16,8 +16,8 @@ pk_job *pk_job_alloc(void)
     atomic_init(&job->interrupt, 0);
     mpz_init(job->n);
     mpz_init(job->cof);
-    mpz_init_set_ui(job->acc, 1);
-    job->acc_from = PK_ACC_IDLE;
+    for (unsigned i = 0; i < 64; i++)
+        mpz_init(job->win_node[i]);
     pk_sieve_init(&job->sieve);
     job->max_digits = PK_DEFAULT_MAX_DIGITS;
     job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
@@ -33,7 +33,8 @@ void pk_job_destroy(pk_job *job)
     free(job->factors);
     mpz_clear(job->n);
     mpz_clear(job->cof);
-    mpz_clear(job->acc);
+    for (unsigned i = 0; i < 64; i++)
+        mpz_clear(job->win_node[i]);
     pk_tdgmp_release(job);
     pk_sieve_free(&job->sieve);
     free(job);
@@ -74,8 +75,9 @@ void pk_job_update_percent(pk_job *job)
     } else if (job->next > job->eff_bound) {
         p = 99.999;
     } else {
+        uint64_t at = job->win_open && job->win_pos > job->next ? job->win_pos : job->next;
         double span = (double)(job->eff_bound - job->from) + 1.0;
-        p = 100.0 * (double)(job->next - job->from) / span;
+        p = 100.0 * (double)(at - job->from) / span;
         if (p > 99.999)
             p = 99.999;
     }
@@ -163,6 +165,7 @@ int pk_job_finish(pk_job *job)
         }
     }
     job->cof_status = status;
+    job->cof_digits = pk_decimal_length(job->cof);
     job->done = 1;
     job->percent = 100.0;
     pk_tdgmp_release(job);
@@ -301,8 +304,8 @@ int pk_job_progress(const pk_job *job, pk_progress *out)
     p.size = out->size < sizeof p ? out->size : sizeof p;
     p.percent = job->percent;
     p.next_divisor = job->next;
-    p.divisors_tested = job->tested;
-    p.work_done = job->work;
+    p.divisors_tested = job->tested + job->win_tested;
+    p.work_done = job->work + job->win_work;
     p.factors_found = job->factor_count;
     p.done = job->done;
     size_t bits = mpz_sizeinbase(job->cof, 2);

@@ -115,7 +115,8 @@ long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* ------------------------------------------------------------- cache */
 
-/* Products of the primes of aligned segments [k*SPAN, (k+1)*SPAN). */
+/* Products of the primes of aligned runs of 2^level segments. */
+#define PK_CACHE_LEVELS 12u
 typedef struct pk_cache_entry {
     mpz_t product;
     long count;                 /* primes in the segment */
@@ -128,10 +129,10 @@ struct pk_cache {
     size_t max_bytes;
 };
 
-/* The entry for segment k, or NULL. */
-const pk_cache_entry *pk_cache_get(pk_cache *c, uint64_t k);
-/* Offer a computed product for segment k; the cache copies it if it has room. */
-void pk_cache_put(pk_cache *c, uint64_t k, const mpz_t product, long count);
+/* The node for segments [i * 2^level, (i + 1) * 2^level), or NULL. */
+const pk_cache_entry *pk_cache_get(pk_cache *c, unsigned level, uint64_t i);
+/* Offer a computed node; the cache copies it if it has room. */
+void pk_cache_put(pk_cache *c, unsigned level, uint64_t i, const mpz_t product, long count);
 
 /* ------------------------------------------------------------ primality */
 
@@ -148,6 +149,8 @@ int pk_is_canonical_decimal(const char *s, size_t len);
 int pk_parse_u64_saturating(const char *s, size_t len, uint64_t *out);
 /* Copy a string out under the caller-buffer convention. */
 int pk_emit(const char *s, size_t n, char *buf, size_t cap, size_t *len);
+/* Exact number of decimal digits of v. */
+size_t pk_decimal_length(const mpz_t v);
 /* mpz to decimal under the caller-buffer convention. */
 int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 
@@ -174,16 +177,22 @@ struct pk_job {
     size_t max_digits, bpsw_digits;
     int done;
     int cof_status;             /* pk_cofactor_status, once done */
+    size_t cof_digits;          /* exact decimal length of cof, once done */
 
     pk_dispatch dispatch;
     pk_cache *cache;            /* shared segment products, may be NULL */
 
-    /* GMP accumulate mode: acc = product of the primes of [acc_from, next)
-       modulo cof, not yet checked with a gcd. acc_from == next when idle.
-       Written to checkpoints so a restore continues exactly. */
-    mpz_t acc;
-    uint64_t acc_from;          /* PK_ACC_IDLE when no window is open */
-    int no_accumulate;          /* force word products (splitting a gcd) */
+    /* GMP window mode (td_gmp.c): products of the segments of
+       [next, win_pos) wait on a stack of aligned tree nodes for one gcd.
+       In memory only: a checkpoint records next, the window's start. */
+    int win_open;
+    uint64_t win_pos, win_tested, win_work, win_bits;
+    unsigned win_depth;
+    mpz_t win_node[64];
+    unsigned win_level[64];
+    long win_count[64];
+    uint64_t win_index[64];
+    int no_window;              /* force word products (splitting a gcd) */
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
     pk_sieve sieve;
@@ -216,9 +225,12 @@ int pk_td_word(pk_job *job, uint64_t *budget);
 int pk_tdgmp(pk_job *job, uint64_t *budget);
 void pk_tdgmp_release(pk_job *job);
 
-/* Close an open accumulate window: gcd, split, divide out. */
+/* Close an open window: gcd, split, divide out. */
 int pk_tdgmp_flush(pk_job *job);
-#define PK_ACC_IDLE PK_U64_MAX
+/* The open window's product modulo the cofactor. */
+void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
+/* Reopen a window from a checkpoint; win_node[0] holds its residue. */
+void pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work);
 
 /* Internal outcome of a path call. */
 enum {

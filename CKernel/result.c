@@ -17,15 +17,7 @@ int pk_job_result(const pk_job *job, pk_result *out)
     memset(&r, 0, sizeof r);
     r.size = out->size < sizeof r ? out->size : sizeof r;
     r.factor_count = job->factor_count;
-    r.cofactor_digits = mpz_sizeinbase(job->cof, 10);
-    {
-        /* sizeinbase may overstate by one: settle it exactly for small values. */
-        if (r.cofactor_digits > 1 && mpz_size(job->cof) <= 2) {
-            char tmp[48];
-            mpz_get_str(tmp, 10, job->cof);
-            r.cofactor_digits = strlen(tmp);
-        }
-    }
+    r.cofactor_digits = job->cof_digits;
     r.cofactor_status = job->cof_status;
     r.complete = job->cof_status == PK_COFACTOR_ONE || job->cof_status == PK_COFACTOR_PROBABLE_PRIME;
     r.certainty = job->cof_status == PK_COFACTOR_PROBABLE_PRIME ? PK_CERTAINTY_PROBABLE

@@ -12,25 +12,32 @@
  * PK_GROUP_LIMB_OPS limb operations; the interrupt flag and the budget are
  * checked between groups, and every group boundary is a resume point.
  *
- * Accumulate (larger cofactors). The product P of all primes of a segment is
- * built once (a product tree, or taken from a pk_cache) and folded into an
- * accumulator, acc = acc * P mod cof, so the cofactor is read once per
- * segment instead of once per word. Every few segments (the window grows
- * with the size of the cofactor, keeping the gcd a small share of the time)
- * g = gcd(acc, cof) is the product of the primes of the window that divide
- * the cofactor; g is split by word-product trial division over the window,
- * which is quick because g is small. Segment boundaries are resume points:
- * the accumulator and the start of its window are part of the checkpoint.
+ * Windows (larger cofactors). The primes of a window of segments are
+ * multiplied together — a product tree per segment, and the segments paired
+ * into the nodes of a tree aligned on segment numbers, so that a pk_cache can
+ * keep and share every node — until the product P has about
+ * PK_WINDOW_FACTOR times as many bits as the cofactor. Then one reduction
+ * r = P mod cof and one g = gcd(r, cof) test every prime of the window at
+ * once: g is the product of those dividing the cofactor, and is split by
+ * word-product trial division over the window, which is quick because g is
+ * small. The cofactor is read a handful of times per window instead of once
+ * per word of primes.
+ *
+ * Resume points: every segment boundary. In memory the window's nodes stay on
+ * the job; a checkpoint records the window's range and the residue of its
+ * product modulo the cofactor (one reduction, done when the checkpoint is
+ * written), which a restore takes as the window's first node.
  */
 #include <stdlib.h>
 
 #include "pk_internal.h"
 
 #define PK_GROUP_LIMB_OPS (UINT64_C(1) << 17)
-#define PK_ACC_MIN_LIMBS 192u
-/* Accumulate mode does a prime's work in a fraction of a word-product read:
-   its units are scaled so that a unit costs about the same time on both. */
-#define PK_ACC_UNIT_DIVISOR 8u
+#define PK_WINDOW_MIN_LIMBS 192u  /* windows at or above this cofactor size */
+#define PK_WINDOW_FACTOR 48u      /* window product bits per cofactor bit */
+/* A window does a prime's work in a fraction of a word-product read: its
+   units are scaled so that a unit costs about the same time on both. */
+#define PK_WINDOW_UNIT_DIVISOR 8u
 
 void pk_tdgmp_release(pk_job *job)
 {
@@ -41,6 +48,9 @@ void pk_tdgmp_release(pk_job *job)
     pk_sieve_free(&job->sieve);
     for (size_t i = 0; i < job->tree_cap; i++)
         mpz_clear(job->tree[i]);
+    job->win_open = 0;
+    job->win_depth = 0;
+    job->win_tested = job->win_work = job->win_bits = 0;
     free(job->tree);
     job->tree = NULL;
     job->tree_cap = 0;
@@ -106,11 +116,9 @@ static int word_products(pk_job *job, uint64_t *budget)
         if (rc > 0)
             break;
         uint64_t limbs = (uint64_t)mpz_size(job->cof);
-        if (*budget < limbs) {
-            *budget = 0;
+        if (*budget == 0)
             return PK_PATH_BUDGET;
-        }
-        uint64_t max_primes = *budget / limbs;
+        uint64_t max_primes = *budget / limbs ? *budget / limbs : 1; /* overshoot by one at most */
         uint64_t group = PK_GROUP_LIMB_OPS / limbs * 2 + 2;
         if (max_primes > group)
             max_primes = group;
@@ -156,7 +164,7 @@ static int word_products(pk_job *job, uint64_t *budget)
     return PK_PATH_CONTINUE;
 }
 
-/* ------------------------------------------------------------ accumulate */
+/* ---------------------------------------------------------------- windows */
 
 static int ensure_tree(pk_job *job, size_t n)
 {
@@ -172,28 +180,14 @@ static int ensure_tree(pk_job *job, size_t n)
     return PK_OK;
 }
 
-/*
- * The product of the primes in [lo, hi) (one segment at most). Returns a
- * pointer to it (job scratch or a cache entry) and the prime count, or NULL
- * when memory runs out.
- */
-static mpz_srcptr segment_product(pk_job *job, uint64_t lo, uint64_t hi, long *count)
+/* The product of the primes of [lo, hi) into out; returns the count or -1. */
+static long range_product(pk_job *job, uint64_t lo, uint64_t hi, mpz_t out)
 {
-    uint64_t k = lo / PK_SIEVE_SPAN;
-    int whole = lo % PK_SIEVE_SPAN == 0 && hi == lo + PK_SIEVE_SPAN;
-    if (whole) {
-        const pk_cache_entry *e = pk_cache_get(job->cache, k);
-        if (e) {
-            *count = e->count;
-            return e->product;
-        }
-    }
     if (ensure_primes_buffer(job) != PK_OK)
-        return NULL;
+        return -1;
     long n = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
     if (n < 0 || ensure_tree(job, (size_t)n / 2 + 2) != PK_OK)
-        return NULL;
-    /* Leaves: word products. */
+        return -1;
     size_t words = 0;
     for (long i = 0; i < n;) {
         pk_u128 prod = job->primes[i++];
@@ -203,7 +197,6 @@ static mpz_srcptr segment_product(pk_job *job, uint64_t lo, uint64_t hi, long *c
     }
     if (words == 0)
         mpz_set_ui(job->tree[words++], 1);
-    /* Pairwise products, level by level, in place. */
     while (words > 1) {
         size_t half = 0;
         for (size_t i = 0; i + 1 < words; i += 2)
@@ -212,18 +205,45 @@ static mpz_srcptr segment_product(pk_job *job, uint64_t lo, uint64_t hi, long *c
             mpz_swap(job->tree[half++], job->tree[words - 1]);
         words = half;
     }
-    *count = n;
-    if (whole)
-        pk_cache_put(job->cache, k, job->tree[0], n);
-    return job->tree[0];
+    mpz_swap(out, job->tree[0]);
+    return n;
 }
 
-/* Segments per gcd: the gcd costs about as much as a few dozen folds at
-   100,000 digits and a few hundred at 1,000,000. */
-static uint64_t window_segments(size_t limbs)
+/* Push a node; pair it with its left sibling while the two make an aligned
+   node one level up (offered to the cache). */
+static void push_node(pk_job *job, unsigned level, uint64_t index, long count)
 {
-    uint64_t w = limbs / 32;
-    return w < 4 ? 4 : w > 4096 ? 4096 : w;
+    unsigned d = job->win_depth++;
+    job->win_level[d] = level;
+    job->win_index[d] = index;
+    job->win_count[d] = count;
+    while (job->win_depth >= 2) {
+        unsigned top = job->win_depth - 1;
+        unsigned l = job->win_level[top];
+        uint64_t i = job->win_index[top];
+        if (job->win_level[top - 1] != l || job->win_index[top - 1] + 1 != i || (i & 1) == 0)
+            break;
+        mpz_mul(job->win_node[top - 1], job->win_node[top - 1], job->win_node[top]);
+        job->win_level[top - 1] = l + 1;
+        job->win_index[top - 1] = i >> 1;
+        job->win_count[top - 1] += job->win_count[top];
+        job->win_depth--;
+        pk_cache_put(job->cache, l + 1, i >> 1, job->win_node[top - 1], job->win_count[top - 1]);
+    }
+}
+
+/* Multiply the stack into one product in win_node[0]. */
+static void collapse(pk_job *job)
+{
+    while (job->win_depth > 1) {
+        unsigned top = job->win_depth - 1;
+        mpz_mul(job->win_node[top - 1], job->win_node[top - 1], job->win_node[top]);
+        job->win_depth--;
+    }
+    if (job->win_depth == 0) {
+        mpz_set_ui(job->win_node[0], 1);
+        job->win_depth = 1;
+    }
 }
 
 /* Split g (a product of distinct primes of [lo, hi)) and divide them out. */
@@ -238,7 +258,7 @@ static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
     sub->bound = hi - 1;
     sub->next = lo;
     sub->bpsw_digits = 0;
-    sub->no_accumulate = 1;
+    sub->no_window = 1;
     sub->dispatch = job->dispatch;
     pk_job_refresh_bound(sub);
     int rc;
@@ -262,75 +282,121 @@ static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
 
 int pk_tdgmp_flush(pk_job *job)
 {
-    if (job->acc_from == PK_ACC_IDLE)
+    if (!job->win_open)
         return PK_OK;
-    if (job->acc_from >= job->next) {
-        job->acc_from = PK_ACC_IDLE;
-        return PK_OK;
-    }
+    collapse(job);
+    mpz_ptr p = job->win_node[0];
+    if (mpz_cmp(p, job->cof) >= 0)
+        mpz_tdiv_r(p, p, job->cof);
+    mpz_gcd(p, p, job->cof);
+    uint64_t lo = job->next, hi = job->win_pos;
+    job->next = hi;
+    job->tested += job->win_tested;
+    job->work += job->win_work;
+    job->win_open = 0;
+    job->win_depth = 0;
+    job->win_tested = job->win_work = job->win_bits = 0;
     int rc = PK_OK;
-    mpz_t g;
-    mpz_init(g);
-    mpz_gcd(g, job->acc, job->cof);
-    uint64_t lo = job->acc_from, hi = job->next;
-    mpz_set_ui(job->acc, 1);
-    job->acc_from = PK_ACC_IDLE;
-    if (mpz_cmp_ui(g, 1) != 0)
-        rc = split_window(job, g, lo, hi);
-    mpz_clear(g);
+    if (mpz_cmp_ui(p, 1) != 0)
+        rc = split_window(job, p, lo, hi);
+    mpz_set_ui(p, 0);
     return rc;
 }
 
-static int accumulate(pk_job *job, uint64_t *budget)
+void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
+{
+    mpz_set_ui(out, 1);
+    for (unsigned i = job->win_depth; i-- > 0;) {
+        mpz_mul(out, out, job->win_node[i]);
+        if (mpz_cmp(out, job->cof) >= 0)
+            mpz_tdiv_r(out, out, job->cof);
+    }
+}
+
+void pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work)
+{
+    /* win_node[0] already holds the residue. */
+    job->win_open = 1;
+    job->win_pos = to;
+    job->win_tested = tested;
+    job->win_work = work;
+    job->win_depth = 1;
+    job->win_level[0] = PK_CACHE_LEVELS + 1; /* never pairs */
+    job->win_index[0] = 0;
+    job->win_count[0] = 0;
+    job->win_bits = mpz_sizeinbase(job->win_node[0], 2);
+}
+
+/* Largest cached aligned node starting at segment k and ending by end_seg. */
+static const pk_cache_entry *cached_node(pk_job *job, uint64_t k, uint64_t end_seg, unsigned *level)
+{
+    if (!job->cache)
+        return NULL;
+    for (unsigned l = PK_CACHE_LEVELS; l-- > 0;) {
+        uint64_t span = UINT64_C(1) << l;
+        if (k % span != 0 || k + span > end_seg)
+            continue;
+        const pk_cache_entry *e = pk_cache_get(job->cache, l, k >> l);
+        if (e) {
+            *level = l;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static int windows(pk_job *job, uint64_t *budget)
 {
     size_t limbs = mpz_size(job->cof);
-    uint64_t window = window_segments(limbs) * PK_SIEVE_SPAN;
-    if (job->acc_from == PK_ACC_IDLE) {
-        job->acc_from = job->next;
-        mpz_set_ui(job->acc, 1);
+    uint64_t target = (uint64_t)limbs * 64 * PK_WINDOW_FACTOR;
+    if (!job->win_open) {
+        job->win_open = 1;
+        job->win_pos = job->next;
+        job->win_depth = 0;
+        job->win_tested = job->win_work = job->win_bits = 0;
     }
-    while (job->next <= job->eff_bound) {
+    while (job->win_pos <= job->eff_bound && job->win_bits < target && job->win_depth < 62) {
         if (pk_job_take_interrupt(job))
             return PK_PATH_INTERRUPT;
-        if (*budget < limbs) {
-            *budget = 0;
+        if (*budget == 0)
             return PK_PATH_BUDGET;
-        }
-        uint64_t lo = job->next, hi = segment_end(job, lo);
+        uint64_t lo = job->win_pos, hi = segment_end(job, lo);
+        uint64_t k = lo / PK_SIEVE_SPAN;
+        /* Whole: every prime of segment k is in [lo, hi) (0 and 1 are not primes). */
+        int whole = (lo % PK_SIEVE_SPAN == 0 || (k == 0 && lo <= 2)) && hi == (k + 1) * PK_SIEVE_SPAN;
+        /* Segments wholly inside the range that the window may still take. */
+        uint64_t end_seg = (job->eff_bound + 1) / PK_SIEVE_SPAN;
+        unsigned level = 0;
+        const pk_cache_entry *e = whole ? cached_node(job, k, end_seg, &level) : NULL;
         long count;
-        mpz_srcptr p = segment_product(job, lo, hi, &count);
-        if (!p)
-            return PK_E_NOMEM;
-        if (mpz_cmp(p, job->cof) >= 0) {
-            mpz_t r;
-            mpz_init(r);
-            mpz_tdiv_r(r, p, job->cof);
-            mpz_mul(job->acc, job->acc, r);
-            mpz_clear(r);
+        unsigned d = job->win_depth;
+        if (e) {
+            mpz_set(job->win_node[d], e->product);
+            count = e->count;
+            hi = (k + (UINT64_C(1) << level)) * PK_SIEVE_SPAN;
         } else {
-            mpz_mul(job->acc, job->acc, p);
+            count = range_product(job, lo, hi, job->win_node[d]);
+            if (count < 0)
+                return PK_E_NOMEM;
+            if (whole)
+                pk_cache_put(job->cache, 0, k, job->win_node[d], count);
         }
-        mpz_tdiv_r(job->acc, job->acc, job->cof);
-        uint64_t units = (uint64_t)count * limbs / PK_ACC_UNIT_DIVISOR + 1;
-        job->tested += (uint64_t)count;
-        job->work += units;
+        job->win_bits += mpz_sizeinbase(job->win_node[d], 2);
+        uint64_t units = (uint64_t)count * limbs / PK_WINDOW_UNIT_DIVISOR + 1;
+        job->win_tested += (uint64_t)count;
+        job->win_work += units;
         *budget = *budget > units ? *budget - units : 0;
-        job->next = hi;
-        if (job->next > job->eff_bound || job->next - job->acc_from >= window) {
-            size_t before = job->factor_count;
-            int rc = pk_tdgmp_flush(job);
-            if (rc < 0)
-                return rc;
-            if (job->factor_count != before)
-                return PK_PATH_CONTINUE; /* the cofactor changed */
-        }
+        job->win_pos = hi;
+        /* A partial segment gets a level no other node has: it never pairs. */
+        push_node(job, whole ? level : PK_CACHE_LEVELS + 1, k >> level, count);
     }
-    return PK_PATH_CONTINUE;
+    int rc = pk_tdgmp_flush(job);
+    return rc < 0 ? rc : PK_PATH_CONTINUE;
 }
 
 int pk_tdgmp(pk_job *job, uint64_t *budget)
 {
-    if (job->acc_from != PK_ACC_IDLE || (!job->no_accumulate && mpz_size(job->cof) >= PK_ACC_MIN_LIMBS))
-        return accumulate(job, budget);
+    if (job->win_open || (!job->no_window && mpz_size(job->cof) >= PK_WINDOW_MIN_LIMBS))
+        return windows(job, budget);
     return word_products(job, budget);
 }

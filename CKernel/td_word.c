@@ -100,11 +100,9 @@ int pk_td_word(pk_job *job, uint64_t *budget)
             job->next = hi + 1;
             return PK_PATH_CONTINUE;
         }
-        if (*budget < unit) {
-            *budget = 0;
+        if (*budget == 0)
             return PK_PATH_BUDGET;
-        }
-        *budget -= unit;
+        *budget = *budget > unit ? *budget - unit : 0;
         job->tested++;
         job->work += unit;
         job->next = p + 1;
@@ -117,11 +115,9 @@ int pk_td_word(pk_job *job, uint64_t *budget)
     while (job->next <= hi) {
         if (pk_job_take_interrupt(job))
             return PK_PATH_INTERRUPT;
-        uint64_t allowed = *budget / unit;
-        if (allowed == 0) {
-            *budget = 0;
+        if (*budget == 0)
             return PK_PATH_BUDGET;
-        }
+        uint64_t allowed = *budget / unit ? *budget / unit : 1; /* overshoot by one at most */
         if (allowed > PK_BLOCK)
             allowed = PK_BLOCK;
 

@@ -65,3 +65,16 @@ int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len)
     free(tmp);
     return rc;
 }
+
+size_t pk_decimal_length(const mpz_t v)
+{
+    size_t k = mpz_sizeinbase(v, 10); /* exact or one too many */
+    if (k <= 1)
+        return 1;
+    mpz_t p;
+    mpz_init(p);
+    mpz_ui_pow_ui(p, 10, (unsigned long)(k - 1));
+    int below = mpz_cmpabs(v, p) < 0;
+    mpz_clear(p);
+    return below ? k - 1 : k;
+}
