@@ -562,7 +562,9 @@ void test_kernel_never_prints_or_touches_errno(void)
     NO_ERRNO(pk_status_message(99));
     NO_ERRNO(pk_simd_active(PK_SIMD_AUTO));
     NO_ERRNO(pk_job_create("12a", NULL, &bad));
-    NO_ERRNO(pk_job_create("99999999999999999999999999999999999999999999", &o, &bad));
+    o.max_digits = 40;
+    NO_ERRNO(pk_job_create("99999999999999999999999999999999999999999999", &o, &bad)); /* too large */
+    o.max_digits = PK_DEFAULT_MAX_DIGITS;
     NO_ERRNO(pk_job_create("1", NULL, &bad));
     NO_ERRNO(pk_job_create("340282366920938463463374607431768211457", &o, &job));
     NO_ERRNO(pk_job_step(job, 1000));

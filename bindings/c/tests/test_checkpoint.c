@@ -748,7 +748,8 @@ void test_large_candidate_round_trip_on_the_gmp_path(void)
     unsigned digits = PKT_SIZE(20000u, 10000u);
     pkt_say("checks: a %u-digit candidate with planted factors up to 10^6 (bound 10^6): the answer matches the "
             "oracle, and a run paused every ~1/8 of its work, checkpointed, restored from the text alone and "
-            "finished gives the identical answer; the checkpoint text stays about the candidate's size",
+            "finished gives the identical answer within 3x the steps; the checkpoint stays a few times the "
+            "candidate's size",
             digits);
     pkt_rng rng;
     pkt_rng_for(&rng, "large");
@@ -798,7 +799,8 @@ void test_large_candidate_round_trip_on_the_gmp_path(void)
     } while (st == PK_MORE && steps < 24);
     PKT_CHECK_STATUS(st, PK_DONE, "paused run");
     if (st == PK_DONE) compare_final(job, &c, "paused and restored large candidate");
-    PKT_CHECK(max_text < strlen(c.n) * 2 + 4096, "checkpoint text of %zu bytes for a %zu-digit candidate", max_text,
+    /* Candidate, cofactor and at most a cofactor-sized accumulator: a few times the candidate. */
+    PKT_CHECK(max_text < strlen(c.n) * 4 + 4096, "checkpoint text of %zu bytes for a %zu-digit candidate", max_text,
               strlen(c.n));
     pkt_say("%u steps, %u checkpoint/restore round trips, largest checkpoint %zu bytes", steps, restored, max_text);
     report_percent_back(restored);
