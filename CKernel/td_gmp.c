@@ -232,20 +232,6 @@ static void push_node(pk_job *job, unsigned level, uint64_t index, long count)
     }
 }
 
-/* Multiply the stack into one product in win_node[0]. */
-static void collapse(pk_job *job)
-{
-    while (job->win_depth > 1) {
-        unsigned top = job->win_depth - 1;
-        mpz_mul(job->win_node[top - 1], job->win_node[top - 1], job->win_node[top]);
-        job->win_depth--;
-    }
-    if (job->win_depth == 0) {
-        mpz_set_ui(job->win_node[0], 1);
-        job->win_depth = 1;
-    }
-}
-
 /* Split g (a product of distinct primes of [lo, hi)) and divide them out. */
 static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
 {
@@ -284,11 +270,12 @@ int pk_tdgmp_flush(pk_job *job)
 {
     if (!job->win_open)
         return PK_OK;
-    collapse(job);
-    mpz_ptr p = job->win_node[0];
-    if (mpz_cmp(p, job->cof) >= 0)
-        mpz_tdiv_r(p, p, job->cof);
-    mpz_gcd(p, p, job->cof);
+    /* Reduce node by node (no product of the whole window is ever formed),
+       then one gcd. */
+    mpz_t g;
+    mpz_init(g);
+    pk_tdgmp_window_residue(job, g);
+    mpz_gcd(g, g, job->cof);
     uint64_t lo = job->next, hi = job->win_pos;
     job->next = hi;
     job->tested += job->win_tested;
@@ -297,20 +284,28 @@ int pk_tdgmp_flush(pk_job *job)
     job->win_depth = 0;
     job->win_tested = job->win_work = job->win_bits = 0;
     int rc = PK_OK;
-    if (mpz_cmp_ui(p, 1) != 0)
-        rc = split_window(job, p, lo, hi);
-    mpz_set_ui(p, 0);
+    if (mpz_cmp_ui(g, 1) != 0)
+        rc = split_window(job, g, lo, hi);
+    mpz_clear(g);
     return rc;
 }
 
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
 {
+    mpz_t t;
+    mpz_init(t);
     mpz_set_ui(out, 1);
     for (unsigned i = job->win_depth; i-- > 0;) {
-        mpz_mul(out, out, job->win_node[i]);
+        mpz_srcptr node = job->win_node[i];
+        if (mpz_cmp(node, job->cof) >= 0) {
+            mpz_tdiv_r(t, node, job->cof);
+            node = t;
+        }
+        mpz_mul(out, out, node);
         if (mpz_cmp(out, job->cof) >= 0)
             mpz_tdiv_r(out, out, job->cof);
     }
+    mpz_clear(t);
 }
 
 void pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work)
