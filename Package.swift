@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PrimeKit", targets: ["PrimeKit"]),
         .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
+        .executable(name: "primekit", targets: ["PrimeKitCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -39,6 +40,22 @@ let package = Package(
         .testTarget(
             name: "PrimeKitTests",
             dependencies: ["PrimeKit", "CPrimeKit"]
+        ),
+        // The command-line tool: swift run -c release primekit factor 600851475143
+        // (module PrimeKitCLI, not "primekit": a module name that differs from PrimeKit only in case
+        // collides on case-insensitive file systems).
+        .executableTarget(
+            name: "PrimeKitCLI",
+            dependencies: [
+                "PrimeKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/primekit"
+        ),
+        // Runs the built primekit executable (swift build builds it before the tests).
+        .testTarget(
+            name: "PrimeKitCLITests",
+            dependencies: ["PrimeKit"]
         ),
     ]
 )
