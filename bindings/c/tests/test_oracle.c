@@ -459,14 +459,25 @@ void test_remainder_above_bound_is_composite_prime_or_unknown(void)
         }
         check_against_oracle(n, cases[i].bound, cases[i].bpsw, NULL, 0, 0, cases[i].what);
     }
-    /* The bpsw_digits boundary: exactly as many digits is classified, one fewer is not. */
-    pkt_rand_prime(&rng, p, 150);
-    mpz_mul_ui(n, p, 10);
-    char *ps = mpz_get_str(NULL, 10, p);
-    size_t d = strlen(ps);
-    free(ps);
-    check_against_oracle(n, 100, d, NULL, 0, 0, "bpsw_digits == digits");
-    check_against_oracle(n, 100, d - 1, NULL, 0, 0, "bpsw_digits == digits - 1");
+    /* The bpsw_digits boundary: exactly as many digits is classified, one fewer
+     * is not. A random prime, and one just below a power of ten, where a
+     * digit count estimated from the bit length is one too many. */
+    for (int k = 0; k < 2; k++) {
+        if (k == 0) {
+            pkt_rand_prime(&rng, p, 150);
+        } else {
+            mpz_ui_pow_ui(p, 10, 44);
+            mpz_mul_ui(p, p, 95);
+            mpz_nextprime(p, p);
+        }
+        mpz_mul_ui(n, p, 10);
+        char *ps = mpz_get_str(NULL, 10, p);
+        size_t d = strlen(ps);
+        free(ps);
+        check_against_oracle(n, 100, d, NULL, 0, 0, k ? "bpsw_digits == digits (9.5e45)" : "bpsw_digits == digits");
+        check_against_oracle(n, 100, d - 1, NULL, 0, 0,
+                             k ? "bpsw_digits == digits - 1 (9.5e45)" : "bpsw_digits == digits - 1");
+    }
     /* Default limit (2000 digits): random odd numbers with no prime factor
      * below 1000 (so composite, or prime, with every factor above the bound)
      * of 1900 digits are classified; of 2100 digits they stay unknown. */
