@@ -15,6 +15,8 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public let progressInterval: Duration
     /// The job's share of a batch's work, proportional to its estimated kernel work.
     let estimatedWork: Double
+    /// How many pieces the job's divisor range was cut into (1 unless split).
+    let pieceCount: Int
     /// Test hook: fail on the first slice with this error.
     let injectedFailure: PrimeKitError?
 
@@ -24,6 +26,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: [PieceState], injectedFailure: PrimeKitError? = nil, scheduler: Scheduler) {
         self.injectedFailure = injectedFailure
+        self.pieceCount = pieces.count
         self.id = id
         self.kind = kind
         self.candidate = candidate

@@ -81,7 +81,7 @@ public final class JobQueue: Sendable {
     ///   ``tearDown(_:)``.
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
-        try submit(contentsOf: [request])[0]
+        try scheduler.submit(PreparedJob(request, configuration: configuration, workers: scheduler.maxConcurrentJobs))
     }
 
     /// Submits many jobs at once, under one lock: the fast path for large numbers of small jobs. Either every

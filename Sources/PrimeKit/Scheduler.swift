@@ -45,7 +45,7 @@ enum SliceReport: Sendable {
 
 /// What a worker does next.
 enum WorkerStep: Sendable {
-    case run(Assignment)
+    case run([Assignment])
     case merge(Job, [KernelJob])
     case spin
     case park
@@ -74,7 +74,7 @@ struct SchedulerState: Sendable {
     var background = false
     var shutDown = false
     /// The job each worker is running a piece of (or merging), by worker slot.
-    var slots: [Job?] = []
+    var slots: [[Job]] = []
     /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
     var waiting: [JobID: Job] = [:]
     var queuePaused: [JobID: Job] = [:]
@@ -96,7 +96,7 @@ struct SchedulerState: Sendable {
                 jobs.append(job)
             }
         }
-        for case let job? in slots { add(job) }
+        for jobs in slots { for job in jobs { add(job) } }
         for level in levels { for entry in level { add(entry.job) } }
         for job in waiting.values { add(job) }
         return jobs.sorted { $0.id < $1.id }
@@ -118,6 +118,8 @@ final class Scheduler: Sendable {
     let limits: KernelLimits
     let state: Mutex<SchedulerState>
     let nextJobID = Atomic<UInt64>(0)
+    /// `targetWorkers`, readable without the lock.
+    let workerTarget: Atomic<Int>
     /// `queuedEntries`, readable without the lock by idle workers.
     let queuedHint = Atomic<Int>(0)
 
@@ -125,6 +127,7 @@ final class Scheduler: Sendable {
         self.configuration = configuration
         self.limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         self.state = Mutex(SchedulerState(targetWorkers: max(1, configuration.maxConcurrentJobs)))
+        self.workerTarget = Atomic(max(1, configuration.maxConcurrentJobs))
     }
 
     // MARK: - Workers
@@ -135,7 +138,7 @@ final class Scheduler: Sendable {
             let missing = max(0, s.targetWorkers - s.workers)
             s.workers += missing
             let first = s.slots.count
-            s.slots += Array(repeating: nil, count: missing)
+            s.slots += Array(repeating: [], count: missing)
             return first..<(first + missing)
         }
         for slot in slots {
@@ -148,10 +151,11 @@ final class Scheduler: Sendable {
     }
 
     var maxConcurrentJobs: Int {
-        get { state.withLock(anchoredTo: self) { $0.targetWorkers } }
+        get { workerTarget.load(ordering: .relaxed) }
         set {
             let wake = state.withLock(anchoredTo: self) { s -> [Parker] in
                 s.targetWorkers = max(1, newValue)
+                workerTarget.store(s.targetWorkers, ordering: .relaxed)
                 defer { s.idle.removeAll() }
                 return s.idle
             }
@@ -160,19 +164,27 @@ final class Scheduler: Sendable {
         }
     }
 
+    /// The most small jobs a worker takes per trip into the lock.
+    private static let batchLimit = 16
+
     private func runWorker(_ parker: Parker, slot: Int) {
-        var report: SliceReport?
+        var reports: [SliceReport] = []
         var mayIdleSpin = true
         while true {
             var effects = Effects()
-            let pending = report
-            report = nil
+            let pending = reports
+            reports = []
             let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
-                if let pending {
-                    s.slots[slot] = nil
-                    followUp = apply(pending, &s, &effects)
-                    if case .merge(let job, _) = followUp { s.slots[slot] = job }
+                if !pending.isEmpty {
+                    s.slots[slot] = []
+                    for report in pending {
+                        if let step = apply(report, &s, &effects) {
+                            precondition(followUp == nil, "PrimeKit: two merges in one batch")
+                            followUp = step
+                        }
+                    }
+                    if case .merge(let job, _) = followUp { s.slots[slot] = [job] }
                 }
                 defer { checkConditions(&s, &effects) }
                 if let followUp { return followUp }
@@ -180,9 +192,18 @@ final class Scheduler: Sendable {
                     s.workers -= 1
                     return .exit
                 }
-                if let assignment = dispatch(&s, &effects) {
-                    s.slots[slot] = assignment.job
-                    return .run(assignment)
+                if let first = dispatch(&s, &effects, smallerThan: nil) {
+                    // Small jobs (far less than a slice of work) are taken several at a time: one trip into the
+                    // lock per batch instead of per job.
+                    var batch = [first]
+                    if first.single, first.job.estimatedWork * Double(Self.batchLimit) <= Double(first.budget) {
+                        while batch.count < Self.batchLimit,
+                              let more = dispatch(&s, &effects, smallerThan: Double(first.budget) / Double(Self.batchLimit)) {
+                            batch.append(more)
+                        }
+                    }
+                    s.slots[slot] = batch.map(\.job)
+                    return .run(batch)
                 }
                 if mayIdleSpin && s.dispatchAllowed { return .spin }
                 s.idle.append(parker)
@@ -190,14 +211,15 @@ final class Scheduler: Sendable {
             }
             effects.run()
             switch next {
-            case .run(let assignment):
+            case .run(let batch):
                 mayIdleSpin = true
-                report = runSlice(assignment)
+                reports.reserveCapacity(batch.count)
+                for assignment in batch { reports.append(runSlice(assignment)) }
             case .merge(let job, let kernels):
                 let result = Result { () throws(PrimeKitError) -> JobResult in
                     try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate)
                 }
-                report = .merged(job, result)
+                reports = [.merged(job, result)]
             case .spin:
                 // Nothing queued: watch the queue for a moment before sleeping, so a steady stream of small
                 // jobs does not cost a futex wake-up and a context switch per job.
@@ -290,7 +312,10 @@ final class Scheduler: Sendable {
 
     /// Takes the best valid entry: the highest priority, unless a lower level's oldest entry has waited long enough
     /// (`agingSlices` dispatches per level) to outrank it. Within a level, first in first out.
-    private func dispatch(_ s: inout SchedulerState, _ effects: inout Effects) -> Assignment? {
+    /// - Parameter limit: When set, take an entry only if its job's estimated work is below it (else leave it).
+    private func dispatch(_ s: inout SchedulerState, _ effects: inout Effects, smallerThan limit: Double?)
+        -> Assignment?
+    {
         guard s.dispatchAllowed else { return nil }
         let aging = UInt64(max(1, configuration.agingSlices))
         var bestLevel = -1
@@ -308,6 +333,9 @@ final class Scheduler: Sendable {
             }
         }
         guard bestLevel >= 0 else { return nil }
+        if let limit, let head = s.levels[bestLevel].first, head.job.estimatedWork >= limit || head.job.pieceCount > 1 {
+            return nil
+        }
         let entry = s.levels[bestLevel].removeFirst()
         s.queuedEntries -= 1
         queuedHint.store(s.queuedEntries, ordering: .relaxed)
@@ -377,7 +405,7 @@ final class Scheduler: Sendable {
     /// short, so the new job starts within about a millisecond instead of a whole slice.
     private func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
         var victim: (JobPriority, KernelJob)?
-        for case let job? in s.slots {
+        for job in s.slots.joined() {
             job.core.withLock(anchoredTo: job) { core in
                 guard core.priority < priority, victim == nil || core.priority < victim!.0 else { return }
                 if let kernel = core.pieces.first(where: { $0.onWorker && $0.kernel != nil })?.kernel {
@@ -718,59 +746,78 @@ final class Scheduler: Sendable {
 
     /// Creates and registers jobs; they start as soon as their dependencies allow.
     func submit(_ prepared: [PreparedJob]) throws(PrimeKitError) -> [Job] {
-        for job in prepared {
-            for dependency in job.dependencies where dependency.scheduler !== self {
-                throw PrimeKitError(code: .foreignJob, message: "dependency \(dependency.id) belongs to another queue")
-            }
-        }
+        for spec in prepared { try checkDependencies(spec) }
         // The handles are built outside the lock; ids come from an atomic counter.
         let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
         var id = last - UInt64(prepared.count)
         let jobs = prepared.map { spec in
             id += 1
-            return Job(
-                id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
-                progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork,
-                priority: spec.priority, pieces: spec.pieces, injectedFailure: spec.injectedFailure,
-                scheduler: self)
+            return makeJob(spec, id: id)
         }
         return try locked { s, effects throws(PrimeKitError) in
-            guard !s.shutDown else {
-                throw PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
-            }
-            for (job, spec) in zip(jobs, prepared) {
-                s.counts.pending += 1
-                var cause: CancellationReason?
-                var unmet = 0
-                for dependency in spec.dependencies {
-                    dependency.core.withLock(anchoredTo: dependency) { core in
-                        switch core.outcome {
-                        case .success: break
-                        case .failure(let error): cause = cause ?? .dependencyFailed(dependency.id, error)
-                        case .cancelled(let reason): cause = cause ?? .dependencyCancelled(dependency.id, reason)
-                        case nil:
-                            unmet += 1
-                            core.dependents.append(job)
-                        }
-                    }
-                }
-                if let cause {
-                    cancel(job, reason: cause, &s, &effects)
-                    continue
-                }
-                job.core.withLock(anchoredTo: job) { core in
-                    core.dependencies = spec.dependencies
-                    core.unmetDependencies = unmet
-                    if unmet == 0 {
-                        transition(job, &core, to: .ready, &s, &effects)
-                        enqueueRestingPieces(job, &core, front: false, &s, &effects)
-                    } else {
-                        s.waiting[job.id] = job
-                        core.indexedAsWaiting = true
-                    }
-                }
-            }
+            guard !s.shutDown else { throw Self.shutDownError }
+            for (job, spec) in zip(jobs, prepared) { register(job, spec, &s, &effects) }
             return jobs
+        }
+    }
+
+    /// One job: the same as `submit([spec])[0]` without the arrays (the one-at-a-time hot path).
+    func submit(_ spec: PreparedJob) throws(PrimeKitError) -> Job {
+        try checkDependencies(spec)
+        let job = makeJob(spec, id: nextJobID.add(1, ordering: .relaxed).newValue)
+        return try locked { s, effects throws(PrimeKitError) in
+            guard !s.shutDown else { throw Self.shutDownError }
+            register(job, spec, &s, &effects)
+            return job
+        }
+    }
+
+    private static let shutDownError = PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
+
+    private func checkDependencies(_ spec: PreparedJob) throws(PrimeKitError) {
+        for dependency in spec.dependencies where dependency.scheduler !== self {
+            throw PrimeKitError(code: .foreignJob, message: "dependency \(dependency.id) belongs to another queue")
+        }
+    }
+
+    private func makeJob(_ spec: PreparedJob, id: UInt64) -> Job {
+        Job(id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
+            progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork, priority: spec.priority,
+            pieces: spec.pieces, injectedFailure: spec.injectedFailure, scheduler: self)
+    }
+
+    /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a
+    /// dependency already failed or was cancelled.
+    private func register(_ job: Job, _ spec: PreparedJob, _ s: inout SchedulerState, _ effects: inout Effects) {
+        s.counts.pending += 1
+        var cause: CancellationReason?
+        var unmet = 0
+        for dependency in spec.dependencies {
+            dependency.core.withLock(anchoredTo: dependency) { core in
+                switch core.outcome {
+                case .success: break
+                case .failure(let error): cause = cause ?? .dependencyFailed(dependency.id, error)
+                case .cancelled(let reason): cause = cause ?? .dependencyCancelled(dependency.id, reason)
+                case nil:
+                    unmet += 1
+                    core.dependents.append(job)
+                }
+            }
+        }
+        if let cause {
+            cancel(job, reason: cause, &s, &effects)
+            return
+        }
+        job.core.withLock(anchoredTo: job) { core in
+            if !spec.dependencies.isEmpty { core.dependencies = spec.dependencies }
+            core.unmetDependencies = unmet
+            if unmet == 0 {
+                transition(job, &core, to: .ready, &s, &effects)
+                enqueueRestingPieces(job, &core, front: false, &s, &effects)
+            } else {
+                s.waiting[job.id] = job
+                core.indexedAsWaiting = true
+            }
         }
     }
 
