@@ -149,17 +149,30 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// Waits until the job is in one of `states`.
     /// - Parameter states: The states to wait for.
-    /// - Returns: The state the job is in (one of `states`, or a finished state that can never change).
+    /// - Returns: The state the job is in: one of `states`, or a finished state that can never change. If the
+    ///   waiting Task is cancelled, returns at once with the current state (the job is not affected).
     @discardableResult
     public func wait(until states: JobState...) async -> JobState {
         let wanted = Set(states)
-        return await withCheckedContinuation { continuation in
-            let now: JobState? = core.withLock(anchoredTo: self) { core in
-                if wanted.contains(core.state) || core.state.isFinished { return core.state }
-                core.stateWaiters.append((wanted, continuation))
-                return nil
+        let id = core.withLock(anchoredTo: self) { core in
+            core.nextWaiterID += 1
+            return core.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now: JobState? = core.withLock(anchoredTo: self) { core in
+                    if wanted.contains(core.state) || core.state.isFinished || Task.isCancelled { return core.state }
+                    core.stateWaiters.append(StateWaiter(id: id, states: wanted, continuation: continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
             }
-            if let now { continuation.resume(returning: now) }
+        } onCancel: {
+            let found: (JobState, StateWaiter)? = core.withLock(anchoredTo: self) { core in
+                guard let index = core.stateWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return (core.state, core.stateWaiters.remove(at: index))
+            }
+            if let (state, waiter) = found { waiter.continuation.resume(returning: state) }
         }
     }
 

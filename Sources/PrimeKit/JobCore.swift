@@ -37,6 +37,13 @@ enum JobOutcome: Sendable {
     case cancelled(CancellationReason)
 }
 
+/// A Task waiting in `Job.wait(until:)`.
+struct StateWaiter: Sendable {
+    let id: UInt64
+    let states: Set<JobState>
+    let continuation: CheckedContinuation<JobState, Never>
+}
+
 /// An internal listener on one job (used by batches).
 struct JobObserver: Sendable {
     let progress: @Sendable (JobProgress) -> Void
@@ -65,7 +72,8 @@ struct JobCore: Sendable {
     var pauseWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
     var checkpointWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
     var resultWaiters: [CheckedContinuation<JobResult, any Error>] = []
-    var stateWaiters: [(Set<JobState>, CheckedContinuation<JobState, Never>)] = []
+    var stateWaiters: [StateWaiter] = []
+    var nextWaiterID: UInt64 = 0
 
     var channels: [ProgressChannel<JobProgress>] = []
     var progressHandlers: [@Sendable (JobProgress) -> Void] = []

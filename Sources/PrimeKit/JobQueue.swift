@@ -72,6 +72,13 @@ public final class JobQueue: Sendable {
         set { scheduler.maxConcurrentJobs = newValue }
     }
 
+    /// The target length of one slice (at least 10 µs). Setting it takes effect as the budget recalibrates,
+    /// within a few slices.
+    public var sliceDuration: Duration {
+        get { .nanoseconds(scheduler.sliceNanoseconds.load(ordering: .relaxed)) }
+        set { scheduler.sliceNanoseconds.store(Scheduler.nanoseconds(newValue), ordering: .relaxed) }
+    }
+
     // MARK: - Submitting
 
     /// Submits one job.

@@ -118,6 +118,8 @@ final class Scheduler: Sendable {
     let limits: KernelLimits
     let state: Mutex<SchedulerState>
     let nextJobID = Atomic<UInt64>(0)
+    /// The target slice length; settable while the queue runs.
+    let sliceNanoseconds: Atomic<Int64>
     /// `targetWorkers`, readable without the lock.
     let workerTarget: Atomic<Int>
     /// `queuedEntries`, readable without the lock by idle workers.
@@ -128,6 +130,7 @@ final class Scheduler: Sendable {
         self.limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         self.state = Mutex(SchedulerState(targetWorkers: max(1, configuration.maxConcurrentJobs)))
         self.workerTarget = Atomic(max(1, configuration.maxConcurrentJobs))
+        self.sliceNanoseconds = Atomic(Self.nanoseconds(configuration.sliceDuration))
     }
 
     // MARK: - Workers
@@ -148,6 +151,10 @@ final class Scheduler: Sendable {
             thread.stackSize = 1 << 20
             thread.start()
         }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        max(10_000, duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     var maxConcurrentJobs: Int {
@@ -487,8 +494,7 @@ final class Scheduler: Sendable {
     private func calibrate(elapsed: Duration, units: UInt64, _ s: inout SchedulerState) {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         guard seconds > 0.0002, units > 0 else { return }
-        let target = Double(configuration.sliceDuration.components.seconds)
-            + Double(configuration.sliceDuration.components.attoseconds) * 1e-18
+        let target = Double(sliceNanoseconds.load(ordering: .relaxed)) * 1e-9
         let ideal = Double(units) / seconds * target
         let blended = (Double(s.budget) * 3 + ideal) / 4
         s.budget = UInt64(min(max(blended, 10_000), 1e13))
@@ -601,9 +607,9 @@ final class Scheduler: Sendable {
         }
         if !core.stateWaiters.isEmpty {
             var ready: [CheckedContinuation<JobState, Never>] = []
-            core.stateWaiters.removeAll { wanted, continuation in
-                guard wanted.contains(next) || next.isFinished else { return false }
-                ready.append(continuation)
+            core.stateWaiters.removeAll { waiter in
+                guard waiter.states.contains(next) || next.isFinished else { return false }
+                ready.append(waiter.continuation)
                 return true
             }
             let resumed = ready

@@ -211,3 +211,25 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct JobWaitingTests {
+    @Test func cancellingAWaitingTaskReturnsWithoutTouchingTheJobOrOtherWaiters() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        let blocker = try queue.submit(.isPrime(Slow.prime64))
+        let job = try queue.submit(.factor(Medium.semiprime).dependsOn(blocker))
+        let cancelled = Task { await job.wait(until: .succeeded) }
+        let patient = Task { await job.wait(until: .running, .succeeded) }
+        cancelled.cancel()
+        #expect(await cancelled.value == .pending)
+        #expect(job.state == .pending)
+        blocker.cancel()
+        #expect(await patient.value == .cancelled)
+    }
+
+    @Test func sliceDurationCanChangeWhileTheQueueRuns() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        queue.sliceDuration = .milliseconds(2)
+        #expect(queue.sliceDuration == .milliseconds(2))
+        _ = try await queue.submit(.factor(Medium.semiprime)).result
+    }
+}
