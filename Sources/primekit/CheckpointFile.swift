@@ -1,0 +1,191 @@
+// The file `primekit` writes when it is interrupted, and reads back for `primekit resume`.
+//
+//   primekit-cli-checkpoint 1
+//   command factor                 (or is-prime)
+//   json 0                         output options, so a resumed run prints the same format
+//   exponents 0
+//   exit-status 0
+//   from -                         the divisor range options ("-": the default) for numbers not yet started
+//   bound -
+//   failed 0                       1 when an earlier number of the run failed (the exit status says so)
+//   items 2
+//   job 1234                       an engine checkpoint of a started number, in exactly 1234 bytes
+//   <bytes>
+//   number 12                      a number not started yet (or to recompute), in exactly 12 bytes
+//   <bytes>
+//
+// Every payload is followed by a newline. The file is written to a temporary name in the same directory, flushed
+// to disk and renamed, so a reader sees the old file or the whole new one.
+
+import Foundation
+import PrimeKit
+
+/// What a run works through, in order: numbers as written, or jobs restored from engine checkpoints.
+enum WorkItem: Sendable {
+    case number(String)
+    case job(Checkpoint)
+}
+
+/// The contents of a checkpoint file.
+struct CheckpointFile: Sendable {
+    static let header = "primekit-cli-checkpoint 1"
+
+    var settings: RunSettings
+    var failed: Bool
+    var items: [WorkItem]
+
+    /// The file's bytes.
+    func encoded() -> [UInt8] {
+        var text = Self.header + "\n"
+        text += "command \(settings.command.rawValue)\n"
+        text += "json \(settings.json ? 1 : 0)\n"
+        text += "exponents \(settings.exponents ? 1 : 0)\n"
+        text += "exit-status \(settings.exitStatus ? 1 : 0)\n"
+        text += "from \(settings.from ?? "-")\n"
+        text += "bound \(settings.bound ?? "-")\n"
+        text += "failed \(failed ? 1 : 0)\n"
+        text += "items \(items.count)\n"
+        var bytes = Array(text.utf8)
+        for item in items {
+            let (tag, payload): (String, String)
+            switch item {
+            case .number(let number): (tag, payload) = ("number", number)
+            case .job(let checkpoint): (tag, payload) = ("job", checkpoint.text)
+            }
+            bytes += Array("\(tag) \(payload.utf8.count)\n".utf8)
+            bytes += Array(payload.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
+
+    /// Parses a checkpoint file.
+    /// - Throws: ``CLIError`` saying what is wrong with it.
+    init(bytes: [UInt8], path: String) throws(CLIError) {
+        var position = 0
+        func bad(_ why: String) -> CLIError {
+            CLIError("\(path) is not a usable primekit checkpoint: \(why)")
+        }
+        func line() throws(CLIError) -> String {
+            guard let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else { throw bad("it is truncated") }
+            defer { position = end + 1 }
+            return String(decoding: bytes[position..<end], as: UTF8.self)
+        }
+        func field(_ name: String) throws(CLIError) -> String {
+            let text = try line()
+            guard text.hasPrefix(name + " ") else { throw bad("expected a \"\(name)\" line") }
+            return String(text.dropFirst(name.count + 1))
+        }
+        func flag(_ name: String) throws(CLIError) -> Bool {
+            switch try field(name) {
+            case "0": return false
+            case "1": return true
+            default: throw bad("bad \"\(name)\" line")
+            }
+        }
+        func range(_ name: String) throws(CLIError) -> String? {
+            let value = try field(name)
+            if value == "-" { return nil }
+            guard CandidateCheck.optionProblem(value) == nil else { throw bad("bad \"\(name)\" line") }
+            return value
+        }
+        let first = try line()
+        guard first.hasPrefix("primekit-cli-checkpoint ") else {
+            throw bad("it does not start with \"primekit-cli-checkpoint\"")
+        }
+        guard first == Self.header else { throw bad("format version \(first.dropFirst(24)) is not supported") }
+        guard let command = RunSettings.Command(rawValue: try field("command")) else { throw bad("unknown command") }
+        var settings = RunSettings(command: command)
+        settings.json = try flag("json")
+        settings.exponents = try flag("exponents")
+        settings.exitStatus = try flag("exit-status")
+        settings.from = try range("from")
+        settings.bound = try range("bound")
+        failed = try flag("failed")
+        guard let count = Int(try field("items")), count >= 0 else { throw bad("bad \"items\" line") }
+        var items: [WorkItem] = []
+        for _ in 0..<count {
+            let parts = try line().split(separator: " ")
+            guard parts.count == 2, let length = Int(parts[1]), length >= 0, length < bytes.count - position,
+                  bytes[position + length] == UInt8(ascii: "\n")
+            else { throw bad("an item is truncated or malformed") }
+            let payload = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
+            position += length + 1
+            switch parts[0] {
+            case "number":
+                items.append(.number(payload))
+            case "job":
+                do {
+                    items.append(.job(try Checkpoint(text: payload)))
+                } catch {
+                    throw bad(error.message)
+                }
+            default:
+                throw bad("unknown item \"\(parts[0])\"")
+            }
+        }
+        guard position == bytes.count else { throw bad("it has trailing data") }
+        self.settings = settings
+        self.items = items
+    }
+
+    init(settings: RunSettings, failed: Bool, items: [WorkItem]) {
+        self.settings = settings
+        self.failed = failed
+        self.items = items
+    }
+
+    /// Reads and parses a checkpoint file.
+    static func read(path: String) throws(CLIError) -> CheckpointFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            throw CLIError("checkpoint \(path) \(reason)")
+        }
+        return try CheckpointFile(bytes: [UInt8](data), path: path)
+    }
+}
+
+/// Writes files so that readers see the old contents or the whole new ones.
+enum AtomicFile {
+    /// Writes `bytes` to `temporaryPath`, flushes it to disk and renames it to `path`.
+    /// - Throws: ``CLIError`` naming the step that failed.
+    static func write(_ bytes: [UInt8], to path: String, temporaryPath: String) throws(CLIError) {
+        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CLIError("cannot create \(temporaryPath): \(errnoText())") }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                let reason = errnoText()
+                close(descriptor)
+                unlink(temporaryPath)
+                throw CLIError("cannot write \(temporaryPath): \(reason)")
+            }
+            written += result
+        }
+        if fsync(descriptor) != 0 {
+            let reason = errnoText()
+            close(descriptor)
+            unlink(temporaryPath)
+            throw CLIError("cannot flush \(temporaryPath) to disk: \(reason)")
+        }
+        close(descriptor)
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = errnoText()
+            unlink(temporaryPath)
+            throw CLIError("cannot rename \(temporaryPath) to \(path): \(reason)")
+        }
+        // Make the rename itself durable.
+        let directory = (path as NSString).deletingLastPathComponent
+        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,219 @@
+import ArgumentParser
+import Foundation
+import PrimeKit
+
+@main
+struct Primekit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "primekit",
+        abstract: "Factor numbers of any size by trial division, and say whether they are prime.",
+        discussion: """
+            Long work shows a progress bar on standard error when it is a terminal. Ctrl-C (or SIGTERM) stops at \
+            the next slice of work and writes a checkpoint file; `primekit resume FILE` continues it, here or on \
+            another machine, to the same answer.
+
+            Examples:
+              primekit factor 600851475143 18446744073709551617
+              primekit factor --exponents 1024
+              primekit factor --json 12354962
+              seq 2 100 | primekit factor
+              primekit is-prime 1301081
+              primekit is-prime --exit-status 2147483647 && echo prime
+              primekit factor --bound 1000000 --checkpoint big.checkpoint 170141183460469231731687303715884105727
+              primekit resume big.checkpoint
+
+            Exit status:
+              0    success
+              1    an error: an invalid candidate (the others are still answered), a failed job, a bad checkpoint
+              2    usage error: unknown option, missing or malformed argument
+              3    is-prime --exit-status: not prime
+              4    is-prime --exit-status: unknown (the remainder was too long for a primality test)
+              130  interrupted by Ctrl-C or SIGTERM (a checkpoint was written when work was left)
+            """,
+        version: Primekit.version,
+        subcommands: [Factor.self, IsPrime.self, Resume.self, Bench.self]
+    )
+
+    static let version = "primekit 0.1.0"
+
+    /// Parses the command line, runs the command and exits with the documented statuses.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let status: Int32
+        do {
+            var command = try parseAsRoot(NegativeNumbers.protect(arguments))
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            status = ExitStatus.ok
+        } catch let error as CLIError {
+            reportError(error.message)
+            status = error.status
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                status = ExitStatus.ok
+            } else if code == .validationFailure {
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+                status = ExitStatus.usage
+            } else {
+                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                status = code.rawValue
+            }
+        }
+        Foundation.exit(status)
+    }
+}
+
+/// `factor`, `is-prime` and `resume` end through this: a run's status becomes the process's.
+func finish(_ status: Int32) throws {
+    if status != ExitStatus.ok { throw ExitCode(status) }
+}
+
+struct Factor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the prime factors of each number, like coreutils factor.",
+        discussion: """
+            Each answer is a line `N: p p p` (a prime dividing N twice is printed twice). When trial division \
+            stops before the number is fully factored (a --bound, or the default bound of 2^32 for huge numbers), \
+            the line ends with the part left over and what is known about it:
+              N: 3 [cofactor C: probable prime]
+              N: 3 [cofactor C: composite, its factors are beyond the trial-division bound]
+              N: 3 [cofactor C: not classified, too long for a primality test]
+
+            With no numbers, reads whitespace-separated numbers from standard input (any size up to 10,000,000 \
+            digits). An invalid number gets its own error line on standard error; the others are still answered and \
+            the exit status is 1. A number that starts with "-" is taken as a (negative, so invalid) number; \
+            "--" ends the options.
+
+            Examples:
+              primekit factor 600851475143 18446744073709551617
+              primekit factor --exponents 1024 360
+              primekit factor --json 12354962
+              primekit factor < numbers.txt
+            """)
+
+    @Flag(help: "One JSON factor result per line (big integers as strings).")
+    var json = false
+
+    @Flag(help: "Print repeated primes once, as p^e (like GNU factor -h, --exponents).")
+    var exponents = false
+
+    @OptionGroup var range: RangeOptions
+    @OptionGroup var run: RunOptions
+
+    @Option(name: .long, help: ArgumentHelp("Continue the run saved in a checkpoint file (same as primekit resume FILE).",
+                                            valueName: "file"))
+    var resume: String?
+
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The numbers to factor (default: read standard input).",
+                                                             valueName: "N"))
+    var numbers: [String] = []
+
+    func validate() throws {
+        try NegativeNumbers.rejectOptions(in: numbers)
+        if resume != nil, !numbers.isEmpty { throw ValidationError("--resume takes no numbers") }
+    }
+
+    func run() async throws {
+        if let resume { return try await Resume.continueRun(from: resume, options: run) }
+        var settings = RunSettings(command: .factor)
+        settings.json = json
+        settings.exponents = exponents
+        settings.from = range.from
+        settings.bound = range.bound
+        let items = numbers.isEmpty ? nil : NegativeNumbers.values(numbers).map(WorkItem.number)
+        try finish(await Runner(settings: settings, options: run, items: items).run())
+    }
+}
+
+struct IsPrime: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "is-prime",
+        abstract: "Say whether a number is prime, with all its divisors when it is not.",
+        discussion: """
+            Prints `N: prime`, `N: probable prime` (a remainder above 2^64 that passes BPSW), `N: not prime; \
+            divisors: 1 … N`, or `N: unknown …`. With --json, prints the plugin-shaped answer \
+            {candidate, isPrime, complete, progress, factors}, where factors lists every divisor (1 and N \
+            included, [] for a prime), or divisorCount when there are more than 100,000.
+
+            The answer is not the exit status unless --exit-status is given: then 0 means prime, 3 not prime, \
+            4 unknown.
+
+            Examples:
+              primekit is-prime 1301081
+              primekit is-prime --json 6801534321
+              primekit is-prime --exit-status 2147483647 && echo prime
+            """)
+
+    @Flag(help: "Print the answer as one JSON object.")
+    var json = false
+
+    @Flag(help: "Exit with 0 when the number is prime, 3 when it is not, 4 when unknown.")
+    var exitStatus = false
+
+    @OptionGroup var range: RangeOptions
+    @OptionGroup var run: RunOptions
+
+    @Option(name: .long, help: ArgumentHelp("Continue the run saved in a checkpoint file (same as primekit resume FILE).",
+                                            valueName: "file"))
+    var resume: String?
+
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The number to test.", valueName: "N"))
+    var numbers: [String] = []
+
+    func validate() throws {
+        try NegativeNumbers.rejectOptions(in: numbers)
+        if resume != nil {
+            if !numbers.isEmpty { throw ValidationError("--resume takes no number") }
+        } else if NegativeNumbers.values(numbers).isEmpty {
+            throw ValidationError("Missing expected argument '<N>'")
+        } else if NegativeNumbers.values(numbers).count > 1 {
+            throw ValidationError("is-prime takes one number; use `primekit factor` for several")
+        }
+    }
+
+    func run() async throws {
+        if let resume { return try await Resume.continueRun(from: resume, options: run) }
+        var settings = RunSettings(command: .isPrime)
+        settings.json = json
+        settings.exitStatus = exitStatus
+        settings.from = range.from
+        settings.bound = range.bound
+        let items = NegativeNumbers.values(numbers).map(WorkItem.number)
+        try finish(await Runner(settings: settings, options: run, items: items).run())
+    }
+}
+
+struct Resume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Continue a run from the checkpoint file Ctrl-C or SIGTERM wrote.",
+        discussion: """
+            The run continues where it stopped, in this or another process or machine, and prints the rest of \
+            its answers in the format it was started with. Interrupting it again writes a new checkpoint (by \
+            default over the same file).
+
+            Example:
+              primekit resume primekit-12345.checkpoint
+            """)
+
+    @OptionGroup var run: RunOptions
+
+    @Argument(help: ArgumentHelp("The checkpoint file.", valueName: "file"))
+    var file: String
+
+    func run() async throws {
+        try await Self.continueRun(from: file, options: run)
+    }
+
+    static func continueRun(from path: String, options: RunOptions) async throws {
+        let file = try CheckpointFile.read(path: path)
+        let runner = Runner(settings: file.settings, options: options, items: file.items, failed: file.failed,
+                            resumedFrom: path)
+        try finish(await runner.run())
+    }
+}

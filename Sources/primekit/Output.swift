@@ -1,0 +1,182 @@
+// Standard output and standard error, and the text and JSON shapes of the answers.
+
+import Foundation
+import PrimeKit
+
+/// A buffered writer on a file descriptor. Used from one thread at a time.
+final class OutputStream: @unchecked Sendable {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let result = buffer.withUnsafeBytes { raw in
+                Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                break  // EPIPE and friends: nothing sensible is left to do with this output
+            }
+            offset += result
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Writes one line to standard error at once, unbuffered: `primekit: <message>`.
+func reportError(_ message: String) {
+    let line = Array("primekit: \(message)\n".utf8)
+    var offset = 0
+    while offset < line.count {
+        let result = line.withUnsafeBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
+        if result <= 0 { if result < 0 && errno == EINTR { continue }; break }
+        offset += result
+    }
+}
+
+enum AnswerFormat {
+    /// The factor result of PROTOCOL.md "Results", keys in the protocol's order, one line.
+    static func json(_ result: FactorResult) -> [UInt8] {
+        var out = JSONLine()
+        out.key("candidate", first: true); out.string(result.candidate)
+        out.key("factors"); out.raw("[")
+        for (index, factor) in result.factors.enumerated() {
+            if index > 0 { out.raw(",") }
+            out.raw("{"); out.key("prime", first: true); out.string(factor.prime)
+            out.key("exponent"); out.raw(String(factor.exponent)); out.raw("}")
+        }
+        out.raw("]")
+        out.key("cofactor"); out.string(result.cofactor)
+        out.key("cofactorStatus"); out.string(result.cofactorStatus.rawValue)
+        out.key("complete"); out.raw(result.complete ? "true" : "false")
+        out.key("isPrime"); out.raw(result.isPrime.map { $0 ? "true" : "false" } ?? "null")
+        out.key("certainty"); out.string(result.certainty.rawValue)
+        return out.finished()
+    }
+
+    /// The plugin-shaped isPrime answer: candidate, isPrime, complete, progress, then factors or divisorCount.
+    static func json(_ result: PrimalityResult) -> [UInt8] {
+        var out = JSONLine()
+        out.key("candidate", first: true); out.string(result.candidate)
+        out.key("isPrime"); out.raw(result.isPrime.map { $0 ? "true" : "false" } ?? "null")
+        out.key("complete"); out.raw(result.complete ? "true" : "false")
+        out.key("progress"); out.raw(result.progress == result.progress.rounded() ? String(Int(result.progress))
+                                                                                   : String(result.progress))
+        if let factors = result.factors {
+            out.key("factors"); out.raw("[")
+            for (index, divisor) in factors.enumerated() {
+                if index > 0 { out.raw(",") }
+                out.string(divisor)
+            }
+            out.raw("]")
+        }
+        if let count = result.divisorCount { out.key("divisorCount"); out.raw(String(count)) }
+        return out.finished()
+    }
+
+    /// The error line of a bad input in `--json` mode: `{"candidate":"2.54","error":{"code":…,"message":…}}`.
+    static func jsonError(candidate: String, code: String, message: String) -> [UInt8] {
+        var out = JSONLine()
+        out.key("candidate", first: true); out.string(candidate)
+        out.key("error"); out.raw("{")
+        out.key("code", first: true); out.string(code)
+        out.key("message"); out.string(message)
+        out.raw("}")
+        return out.finished()
+    }
+
+    /// `N: p p p`, or with exponents `N: p^e q`, then the cofactor when trial division did not finish.
+    static func text(_ result: FactorResult, exponents: Bool) -> String {
+        var line = result.candidate + ":"
+        for factor in result.factors {
+            if exponents {
+                line += " " + factor.prime
+                if factor.exponent > 1 { line += "^\(factor.exponent)" }
+            } else {
+                for _ in 0..<factor.exponent { line += " " + factor.prime }
+            }
+        }
+        switch result.cofactorStatus {
+        case .one:
+            break
+        case .probablePrime:
+            line += " [cofactor \(result.cofactor): probable prime]"
+        case .composite:
+            line += " [cofactor \(result.cofactor): composite, its factors are beyond the trial-division bound]"
+        case .unknown:
+            line += " [cofactor \(result.cofactor): not classified, too long for a primality test]"
+        }
+        return line + "\n"
+    }
+
+    /// `N: prime`, `N: probable prime`, `N: not prime; divisors: 1 … N`, `N: unknown …`.
+    static func text(_ result: PrimalityResult) -> String {
+        var line = result.candidate + ": "
+        switch result.isPrime {
+        case true?:
+            line += result.factorization?.certainty == .probable ? "probable prime" : "prime"
+        case false?:
+            line += "not prime"
+            if let divisors = result.factors {
+                line += "; divisors: " + divisors.joined(separator: " ")
+            } else if let count = result.divisorCount {
+                line += "; \(count) divisors"
+            } else if let factorization = result.factorization, let smallest = factorization.factors.first {
+                line += "; divisible by \(smallest.prime) (factorization incomplete)"
+            }
+        case nil:
+            line += "unknown; no factor found and the remainder is too long for a primality test"
+        }
+        return line + "\n"
+    }
+}
+
+/// Builds one JSON object on one line. Keys keep the order they are written in (JSONEncoder on Linux does not).
+struct JSONLine {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+
+    mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func key(_ name: String, first: Bool = false) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: bytes += Array("\\n".utf8)
+            case 0x0D: bytes += Array("\\r".utf8)
+            case 0x09: bytes += Array("\\t".utf8)
+            case 0..<0x20: bytes += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func finished() -> [UInt8] {
+        bytes += [UInt8(ascii: "}"), UInt8(ascii: "\n")]
+        return bytes
+    }
+}

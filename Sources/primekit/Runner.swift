@@ -1,0 +1,280 @@
+// One run of `factor` or `is-prime`: numbers go to the engine's JobQueue (a few at a time, so small numbers keep
+// every worker busy), answers come out in input order, and SIGINT/SIGTERM pause what is unfinished and write it
+// to a checkpoint file.
+
+import Foundation
+import PrimeKit
+
+final class Runner {
+    private enum Event: Sendable {
+        case input([StandardInput.Token])
+        case inputEnded(String?)
+        case jobEnded
+        case interrupt
+    }
+
+    /// A number on its way through the run, in input order.
+    private enum Slot {
+        case job(Job, origin: WorkItem)
+        case invalid(InvalidCandidate)
+        case rejected(candidate: String, message: String)
+    }
+
+    private let settings: RunSettings
+    private let options: RunOptions
+    private let checkpointPath: String
+    private let queue = JobQueue()
+    private let output = OutputStream(descriptor: 1)
+    private let events: AsyncStream<Event>
+    private let sink: AsyncStream<Event>.Continuation
+    private var pending: [WorkItem] = []
+    private var pendingStart = 0
+    private var window: [Slot] = []
+    private var windowDigits = 0
+    private var failed: Bool
+    private var answers: [Bool?] = []
+    private var stdin: StandardInput?
+
+    /// The most numbers in flight at once, and the most digits.
+    private static let maxInFlight = 32
+    private static let maxDigitsInFlight = 2_000_000
+
+    /// - Parameters:
+    ///   - settings: What to compute and how to print it.
+    ///   - options: Progress and checkpoint options.
+    ///   - items: The work, in order; nil reads numbers from standard input.
+    ///   - failed: Whether an earlier part of this run already failed (from a checkpoint).
+    ///   - resumedFrom: The checkpoint file being resumed: the default place for a new checkpoint.
+    init(settings: RunSettings, options: RunOptions, items: [WorkItem]?, failed: Bool = false,
+         resumedFrom: String? = nil)
+    {
+        self.settings = settings
+        self.options = options
+        self.failed = failed
+        checkpointPath = options.checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint"
+        (events, sink) = AsyncStream<Event>.makeStream()
+        if let items {
+            pending = items
+            sink.yield(.inputEnded(nil))
+        } else {
+            let stdin = StandardInput()
+            self.stdin = stdin
+            stdin.start(deliver: { [sink] tokens in sink.yield(.input(tokens)) },
+                        finish: { [sink] error in sink.yield(.inputEnded(error)) })
+        }
+    }
+
+    /// Runs to the end (or to an interrupt) and returns the exit status.
+    func run() async -> Int32 {
+        let bar = ProgressBar(mode: options.progressMode)
+        let signals = SignalWatcher { [sink] in sink.yield(.interrupt) }
+        var inputDone = false
+        for await event in events {
+            switch event {
+            case .input(let tokens):
+                for token in tokens {
+                    if let fullLength = token.fullLength { truncatedLengths[pending.count] = fullLength }
+                    pending.append(.number(token.text))
+                }
+            case .inputEnded(let error):
+                if let error {
+                    reportError(error)
+                    failed = true
+                }
+                inputDone = true
+            case .jobEnded:
+                break
+            case .interrupt:
+                bar?.stop()
+                return await interrupt(signals: signals)
+            }
+            refill()
+            await printFinished(bar: bar)
+            if inputDone && window.isEmpty && pendingStart == pending.count { break }
+        }
+        bar?.stop()
+        output.flush()
+        if failed { return ExitStatus.error }
+        if settings.exitStatus, settings.command == .isPrime, answers.count == 1 {
+            switch answers[0] {
+            case true?: return ExitStatus.ok
+            case false?: return ExitStatus.notPrime
+            case nil: return ExitStatus.unknown
+            }
+        }
+        return ExitStatus.ok
+    }
+
+    /// Full lengths of stdin tokens that were cut short (too long to be candidates), by index in `pending`.
+    private var truncatedLengths: [Int: Int] = [:]
+
+    /// Starts numbers while there is room.
+    private func refill() {
+        while pendingStart < pending.count, window.count < Self.maxInFlight,
+              window.isEmpty || windowDigits < Self.maxDigitsInFlight
+        {
+            let index = pendingStart
+            let item = pending[index]
+            pendingStart += 1
+            stdin?.used(1)
+            switch item {
+            case .number(let text):
+                let fullLength = truncatedLengths.removeValue(forKey: index)
+                if let problem = CandidateCheck.problem(with: text, fullLength: fullLength) {
+                    window.append(.invalid(problem))
+                    continue
+                }
+                submit(request(for: text), origin: item, candidate: text)
+            case .job(let checkpoint):
+                submit(.restore(checkpoint), origin: item, candidate: "checkpoint")
+            }
+        }
+        if pendingStart == pending.count, pendingStart > 0 {
+            pending.removeAll(keepingCapacity: true)
+            pendingStart = 0
+        }
+    }
+
+    private func request(for candidate: String) -> JobRequest {
+        switch settings.command {
+        case .factor: .factor(candidate, from: settings.from, bound: settings.bound)
+        case .isPrime: .isPrime(candidate, from: settings.from, bound: settings.bound)
+        }
+    }
+
+    private func submit(_ request: JobRequest, origin: WorkItem, candidate: String) {
+        do {
+            let job = try queue.submit(request.progressInterval(.milliseconds(100)))
+            job.onSuccess { [sink] _ in sink.yield(.jobEnded) }
+            job.onFailure { [sink] _ in sink.yield(.jobEnded) }
+            windowDigits += job.candidate.utf8.count
+            window.append(.job(job, origin: origin))
+        } catch {
+            window.append(.rejected(candidate: candidate, message: error.message))
+        }
+    }
+
+    /// Prints the answers at the head of the window that are ready, in order.
+    private func printFinished(bar: ProgressBar?) async {
+        var printed = false
+        while let head = window.first {
+            switch head {
+            case .invalid(let problem):
+                bar?.clear()
+                output.flush()
+                reportError(problem.message)
+                if settings.json {
+                    output.write(AnswerFormat.jsonError(candidate: problem.text, code: "invalidCandidate",
+                                                        message: problem.reason))
+                }
+                failed = true
+            case .rejected(let candidate, let message):
+                bar?.clear()
+                output.flush()
+                reportError("\(candidate.prefix(40)): \(message)")
+                if settings.json {
+                    output.write(AnswerFormat.jsonError(candidate: candidate, code: "rejected", message: message))
+                }
+                failed = true
+            case .job(let job, _):
+                guard job.state.isFinished else {
+                    if printed { output.flush() }
+                    bar?.track(job, label: Self.label(settings.command, job.candidate))
+                    return
+                }
+                windowDigits -= job.candidate.utf8.count
+                bar?.clear()
+                do {
+                    let result = try await job.result
+                    write(result)
+                } catch let error as PrimeKitError {
+                    output.flush()
+                    reportError("\(job.candidate.prefix(40)): \(error.message)")
+                    failed = true
+                } catch {
+                    output.flush()
+                    reportError("\(job.candidate.prefix(40)): the job was cancelled")
+                    failed = true
+                }
+            }
+            printed = true
+            window.removeFirst()
+        }
+        bar?.track(nil, label: "")
+        output.flush()
+    }
+
+    private func write(_ result: JobResult) {
+        switch result {
+        case .factorization(let factorization):
+            output.write(settings.json ? AnswerFormat.json(factorization)
+                                       : Array(AnswerFormat.text(factorization, exponents: settings.exponents).utf8))
+        case .primality(let primality):
+            answers.append(primality.isPrime)
+            output.write(settings.json ? AnswerFormat.json(primality) : Array(AnswerFormat.text(primality).utf8))
+        }
+    }
+
+    private static func label(_ command: RunSettings.Command, _ candidate: String) -> String {
+        let digits = candidate.utf8.count
+        if digits <= 24 { return "\(command.rawValue) \(candidate)" }
+        return "\(command.rawValue) \(candidate.prefix(12))… (\(digits) digits)"
+    }
+
+    /// The first SIGINT/SIGTERM: print what is already answered, pause the rest, write the checkpoint.
+    private func interrupt(signals: SignalWatcher) async -> Int32 {
+        var items: [WorkItem] = []
+        // Answers that are ready and next in order are printed; everything after the first unfinished one waits.
+        var index = 0
+        while index < window.count {
+            if case .job(let job, _) = window[index], !job.state.isFinished { break }
+            index += 1
+        }
+        let ready = Array(window[..<index])
+        let rest = Array(window[index...])
+        window = ready
+        await printFinished(bar: nil)
+        for slot in rest {
+            switch slot {
+            case .invalid(let problem):
+                items.append(.number(problem.text))
+            case .rejected(let candidate, _):
+                items.append(.number(candidate))
+            case .job(let job, let origin):
+                if let checkpoint = try? await job.pause() {
+                    items.append(.job(checkpoint))
+                } else {
+                    items.append(origin)  // it finished meanwhile; its answer is recomputed on resume
+                }
+            }
+        }
+        items += pending[pendingStart...]
+        output.flush()
+        guard !items.isEmpty else {
+            reportError("interrupted")
+            return ExitStatus.interrupted
+        }
+        let file = CheckpointFile(settings: settings, failed: failed, items: items)
+        let temporary = checkpointPath + ".tmp-\(getpid())"
+        signals.writing(temporary)
+        do {
+            try AtomicFile.write(file.encoded(), to: checkpointPath, temporaryPath: temporary)
+        } catch {
+            signals.writing(nil)
+            reportError("interrupted, and the checkpoint could not be written: \(error.message)")
+            return ExitStatus.interrupted
+        }
+        signals.writing(nil)
+        reportError("interrupted; checkpoint written to \(checkpointPath)")
+        if stdin != nil {
+            reportError("numbers not yet read from standard input are not in the checkpoint")
+        }
+        reportError("continue with: primekit resume \(Self.shellQuoted(checkpointPath))")
+        return ExitStatus.interrupted
+    }
+
+    private static func shellQuoted(_ path: String) -> String {
+        let safe = path.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "-_./+".unicodeScalars.contains($0) }
+        return safe ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
