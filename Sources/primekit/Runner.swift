@@ -34,6 +34,7 @@ final class Runner {
     private var failed: Bool
     private var answers: [Bool?] = []
     private var stdin: StandardInput?
+    private let bar: ProgressBar?
 
     /// The most numbers in flight at once, and the most digits.
     private static let maxInFlight = 32
@@ -52,6 +53,7 @@ final class Runner {
         self.options = options
         self.failed = failed
         checkpointPath = options.checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint"
+        bar = ProgressBar(mode: options.progressMode)
         (events, sink) = AsyncStream<Event>.makeStream()
         if let items {
             pending = items
@@ -66,7 +68,6 @@ final class Runner {
 
     /// Runs to the end (or to an interrupt) and returns the exit status.
     func run() async -> Int32 {
-        let bar = ProgressBar(mode: options.progressMode)
         let signals = SignalWatcher { [sink] in sink.yield(.interrupt) }
         var inputDone = false
         for await event in events {
@@ -145,6 +146,8 @@ final class Runner {
     private func submit(_ request: JobRequest, origin: WorkItem, candidate: String) {
         do {
             let job = try queue.submit(request.progressInterval(.milliseconds(100)))
+            // The engine takes snapshots only for listeners; the bar reads the latest one (job.progress).
+            if bar != nil { job.onProgress { _ in } }
             job.onSuccess { [sink] _ in sink.yield(.jobEnded) }
             job.onFailure { [sink] _ in sink.yield(.jobEnded) }
             windowDigits += job.candidate.utf8.count
