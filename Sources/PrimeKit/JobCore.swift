@@ -52,6 +52,28 @@ struct JobObserver: Sendable {
 
 /// The mutable state of one job. Guarded by the job's mutex; changed only by the scheduler while it also holds the
 /// queue's mutex (so readers may take the job's mutex alone).
+/// The rarely used part of a job's state, allocated the first time one of its fields is set to something.
+/// Accessed only under the job's mutex (through `JobCore`), hence `@unchecked Sendable`.
+final class JobCoreExtras: @unchecked Sendable {
+    var pendingFailure: PrimeKitError? = nil
+    var savedCheckpoint: Checkpoint? = nil
+    var pauseWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
+    var checkpointWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
+    var resultWaiters: [CheckedContinuation<JobResult, any Error>] = []
+    var stateWaiters: [StateWaiter] = []
+    var nextWaiterID: UInt64 = 0
+    var channels: [ProgressChannel<JobProgress>] = []
+    var progressHandlers: [@Sendable (JobProgress) -> Void] = []
+    var successHandlers: [@Sendable (JobResult) -> Void] = []
+    var failureHandlers: [@Sendable (JobFailure) -> Void] = []
+    var observers: [JobObserver] = []
+    var seq: UInt64 = 0
+    var lastPublish: ContinuousClock.Instant? = nil
+    var lastSnapshot: JobProgress? = nil
+    var dependencies: [Job] = []
+    var dependents: [Job] = []
+}
+
 struct JobCore: Sendable {
     var state: JobState = .pending
     var priority: JobPriority
@@ -61,32 +83,102 @@ struct JobCore: Sendable {
     var pausedBy: PauseOrigin?
     var cancelRequest: CancellationReason?
     var checkpointRequested = false
-    var pendingFailure: PrimeKitError?
     var merging = false
     /// The job is in the scheduler's index of pending and paused jobs.
     var indexedAsWaiting = false
-
     var outcome: JobOutcome?
-    var savedCheckpoint: Checkpoint?
-
-    var pauseWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
-    var checkpointWaiters: [CheckedContinuation<Checkpoint, any Error>] = []
-    var resultWaiters: [CheckedContinuation<JobResult, any Error>] = []
-    var stateWaiters: [StateWaiter] = []
-    var nextWaiterID: UInt64 = 0
-
-    var channels: [ProgressChannel<JobProgress>] = []
-    var progressHandlers: [@Sendable (JobProgress) -> Void] = []
-    var successHandlers: [@Sendable (JobResult) -> Void] = []
-    var failureHandlers: [@Sendable (JobFailure) -> Void] = []
-    var observers: [JobObserver] = []
-    var seq: UInt64 = 0
-    var lastPublish: ContinuousClock.Instant?
-    var lastSnapshot: JobProgress?
-
-    var dependencies: [Job] = []
     var unmetDependencies = 0
-    var dependents: [Job] = []
+
+    /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
+    /// allocated on first use and keep every job's footprint small.
+    private var extras: JobCoreExtras?
+
+    private mutating func extrasBox() -> JobCoreExtras {
+        if let extras { return extras }
+        let created = JobCoreExtras()
+        extras = created
+        return created
+    }
+
+    var pendingFailure: PrimeKitError? {
+        get { extras?.pendingFailure ?? nil }
+        set { if extras != nil || !(newValue == nil) { extrasBox().pendingFailure = newValue } }
+    }
+    var savedCheckpoint: Checkpoint? {
+        get { extras?.savedCheckpoint ?? nil }
+        set { if extras != nil || !(newValue == nil) { extrasBox().savedCheckpoint = newValue } }
+    }
+    var pauseWaiters: [CheckedContinuation<Checkpoint, any Error>] {
+        get { extras?.pauseWaiters ?? [] }
+        _modify { yield &extrasBox().pauseWaiters }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().pauseWaiters = newValue } }
+    }
+    var checkpointWaiters: [CheckedContinuation<Checkpoint, any Error>] {
+        get { extras?.checkpointWaiters ?? [] }
+        _modify { yield &extrasBox().checkpointWaiters }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().checkpointWaiters = newValue } }
+    }
+    var resultWaiters: [CheckedContinuation<JobResult, any Error>] {
+        get { extras?.resultWaiters ?? [] }
+        _modify { yield &extrasBox().resultWaiters }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().resultWaiters = newValue } }
+    }
+    var stateWaiters: [StateWaiter] {
+        get { extras?.stateWaiters ?? [] }
+        _modify { yield &extrasBox().stateWaiters }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().stateWaiters = newValue } }
+    }
+    var nextWaiterID: UInt64 {
+        get { extras?.nextWaiterID ?? 0 }
+        set { if extras != nil || !(newValue == 0) { extrasBox().nextWaiterID = newValue } }
+    }
+    var channels: [ProgressChannel<JobProgress>] {
+        get { extras?.channels ?? [] }
+        _modify { yield &extrasBox().channels }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().channels = newValue } }
+    }
+    var progressHandlers: [@Sendable (JobProgress) -> Void] {
+        get { extras?.progressHandlers ?? [] }
+        _modify { yield &extrasBox().progressHandlers }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().progressHandlers = newValue } }
+    }
+    var successHandlers: [@Sendable (JobResult) -> Void] {
+        get { extras?.successHandlers ?? [] }
+        _modify { yield &extrasBox().successHandlers }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().successHandlers = newValue } }
+    }
+    var failureHandlers: [@Sendable (JobFailure) -> Void] {
+        get { extras?.failureHandlers ?? [] }
+        _modify { yield &extrasBox().failureHandlers }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().failureHandlers = newValue } }
+    }
+    var observers: [JobObserver] {
+        get { extras?.observers ?? [] }
+        _modify { yield &extrasBox().observers }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().observers = newValue } }
+    }
+    var seq: UInt64 {
+        get { extras?.seq ?? 0 }
+        set { if extras != nil || !(newValue == 0) { extrasBox().seq = newValue } }
+    }
+    var lastPublish: ContinuousClock.Instant? {
+        get { extras?.lastPublish ?? nil }
+        set { if extras != nil || !(newValue == nil) { extrasBox().lastPublish = newValue } }
+    }
+    var lastSnapshot: JobProgress? {
+        get { extras?.lastSnapshot ?? nil }
+        set { if extras != nil || !(newValue == nil) { extrasBox().lastSnapshot = newValue } }
+    }
+    var dependencies: [Job] {
+        get { extras?.dependencies ?? [] }
+        _modify { yield &extrasBox().dependencies }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependencies = newValue } }
+    }
+    var dependents: [Job] {
+        get { extras?.dependents ?? [] }
+        _modify { yield &extrasBox().dependents }
+        set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependents = newValue } }
+    }
 
     init(priority: JobPriority, pieces: [PieceState]) {
         self.priority = priority
