@@ -147,7 +147,10 @@ int pk_job_finish(pk_job *job)
         }
         int bpsw = -1;
         if (!proven) {
-            if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits)
+            /* sizeinbase may say one digit too many: settle the boundary exactly. */
+            if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits ||
+                (mpz_sizeinbase(job->cof, 10) == job->bpsw_digits + 1 &&
+                 pk_decimal_length(job->cof) <= job->bpsw_digits))
                 bpsw = pk_bpsw(job->cof);
         }
         if (proven || bpsw == 2) {

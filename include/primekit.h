@@ -131,7 +131,7 @@ typedef enum pk_simd {
  */
 typedef struct pk_options {
     size_t size;            /* sizeof(pk_options), set by pk_options_init */
-    const char *from;       /* first divisor to try, decimal; NULL means "2" */
+    const char *from;       /* first divisor to try, decimal; NULL, "0" and "1" mean "2" */
     const char *bound;      /* last divisor to try (inclusive), decimal; NULL means
                                floor(sqrt(n)) capped at 2^32. Values above 2^64-65536
                                (strings of any length) are treated as 2^64-65536:
@@ -139,8 +139,10 @@ typedef struct pk_options {
                                shrinks on its own to floor(sqrt(cofactor)) as
                                factors are divided out. */
     size_t max_digits;      /* candidates longer than this are PK_E_TOO_LARGE */
-    size_t bpsw_digits;     /* a remainder left above the bound with at most this many
-                               digits is classified by BPSW; longer ones are "unknown" */
+    size_t bpsw_digits;     /* a remainder left above the bound, above 2^64, with at most
+                               this many digits is classified by BPSW; longer ones are
+                               "unknown". Remainders below 2^64 are always classified
+                               (and proven). */
     int simd;               /* a pk_simd value */
     struct pk_cache *cache; /* NULL, or a cache of prime products shared by jobs
                                (see pk_cache_create); it must outlive the job */
@@ -239,7 +241,7 @@ PK_API void pk_job_destroy(pk_job *job);
  * path). budget 0 does no work.
  *
  * Returns PK_MORE (budget spent, work remains), PK_DONE (finished; further
- * calls return PK_DONE at once), PK_INTERRUPTED (pk_job_interrupt was seen;
+ * calls return PK_DONE at once, even with an interrupt pending), PK_INTERRUPTED (pk_job_interrupt was seen;
  * the interrupt is consumed, the job is intact and the next step continues
  * exactly where this one stopped), or PK_E_ARG / PK_E_NOMEM (the job is left
  * at its last resume point and may be stepped again).
@@ -273,7 +275,8 @@ typedef enum pk_path {
 /* A snapshot of a job's progress. Transparent; set size before the call. */
 typedef struct pk_progress {
     size_t size;              /* sizeof(pk_progress), set by the caller */
-    double percent;           /* 0..100, never decreases; 100 exactly when done */
+    double percent;           /* 0..100, never decreases (also across checkpoint and
+                                 restore); it is 100 if and only if the job is done */
     uint64_t next_divisor;    /* every divisor below this has been tried */
     uint64_t divisors_tested; /* trial divisors tested so far */
     uint64_t work_done;       /* units of work done so far (see pk_job_step) */
@@ -285,7 +288,9 @@ typedef struct pk_progress {
 /*
  * pk_job_progress — copy a snapshot of the job's progress into *out.
  * out->size must be set to sizeof(pk_progress) (or the size of an older,
- * smaller version of the struct). Returns PK_OK or PK_E_ARG.
+ * smaller version of the struct). A larger size (a newer header) is accepted:
+ * the fields this library knows are filled and out->size is set to their
+ * extent. The same rule holds for pk_result. Returns PK_OK or PK_E_ARG.
  * Not thread-safe with a concurrent pk_job_step on the same job.
  */
 PK_API int pk_job_progress(const pk_job *job, pk_progress *out);
@@ -329,8 +334,10 @@ typedef struct pk_result {
     int complete;           /* 1 when every prime factor is known (status ONE or
                                PROBABLE_PRIME) */
     int is_prime;           /* PK_PRIME_YES, PK_PRIME_NO or PK_PRIME_UNKNOWN */
-    int certainty;          /* pk_certainty of a PK_PRIME_YES or of a complete
-                               factorization (probable when the cofactor is) */
+    int certainty;          /* PK_CERTAINTY_PROBABLE exactly when the answer rests on a
+                               BPSW pass above 2^64 (cofactor status PROBABLE_PRIME);
+                               PK_CERTAINTY_PROVEN otherwise, including incomplete
+                               answers, which claim nothing probable */
 } pk_result;
 
 /*
