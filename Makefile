@@ -27,7 +27,7 @@ deps:
 	fi
 
 demo: deps
-	@$(MAKE) -s -C bindings/c example-bin >/dev/null
+	@$(MAKE) -s -C bindings/c build/factor >/dev/null
 	@bindings/c/build/factor $(DEMO_NUMBERS)
 
 test: deps test-c test-swift

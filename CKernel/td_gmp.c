@@ -33,7 +33,9 @@
 #include "pk_internal.h"
 
 #define PK_GROUP_LIMB_OPS (UINT64_C(1) << 17)
+#ifndef PK_WINDOW_MIN_LIMBS
 #define PK_WINDOW_MIN_LIMBS 192u  /* windows at or above this cofactor size */
+#endif
 #define PK_WINDOW_FACTOR 48u      /* window product bits per cofactor bit */
 /* A window does a prime's work in a fraction of a word-product read: its
    units are scaled so that a unit costs about the same time on both. */
