@@ -1,0 +1,23 @@
+/// One piece of a job's divisor range. A job has one piece unless it was split over several workers.
+struct PieceState: Sendable {
+    /// The piece's first divisor, or nil for the job's own (the kernel's default).
+    var from: String?
+    /// The piece's last divisor, or nil for the job's own.
+    var bound: String?
+    /// The piece's share of the job's work; the shares add up to 1.
+    var weight: Double
+    /// The kernel job, created on first use.
+    var kernel: KernelJob?
+    /// A worker is stepping the piece right now; nobody else may touch `kernel` (but interrupt it).
+    var onWorker = false
+    /// The piece has a valid entry in the ready deques.
+    var queued = false
+    /// Matches the piece's one valid deque entry; older entries are stale and skipped.
+    var token: UInt64 = 0
+    /// The piece's kernel job returned PK_DONE.
+    var finished = false
+    /// The last progress read from the kernel.
+    var progress = KernelProgress()
+    /// The factors found so far by this piece.
+    var factors: [PrimeFactor] = []
+}

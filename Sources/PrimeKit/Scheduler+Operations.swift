@@ -1,0 +1,361 @@
+import DequeModule
+import Foundation
+import Synchronization
+
+/// The operations the public API calls: submission, dependencies, job control, queue control.
+extension Scheduler {
+    // MARK: - Submission
+
+    /// Creates and registers jobs; they start as soon as their dependencies allow.
+    func submit(_ prepared: [PreparedJob]) throws(PrimeKitError) -> [Job] {
+        for spec in prepared { try checkDependencies(spec) }
+        // The handles are built outside the lock; ids come from an atomic counter.
+        let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
+        var id = last - UInt64(prepared.count)
+        let jobs = prepared.map { spec in
+            id += 1
+            return makeJob(spec, id: id)
+        }
+        return try locked { s, effects throws(PrimeKitError) in
+            guard !s.shutDown else { throw Self.shutDownError }
+            for (job, spec) in zip(jobs, prepared) { register(job, spec, &s, &effects) }
+            return jobs
+        }
+    }
+
+    /// One job: the same as `submit([spec])[0]` without the arrays (the one-at-a-time hot path).
+    func submit(_ spec: PreparedJob) throws(PrimeKitError) -> Job {
+        try checkDependencies(spec)
+        let job = makeJob(spec, id: nextJobID.add(1, ordering: .relaxed).newValue)
+        return try locked { s, effects throws(PrimeKitError) in
+            guard !s.shutDown else { throw Self.shutDownError }
+            register(job, spec, &s, &effects)
+            return job
+        }
+    }
+
+    static let shutDownError = PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
+
+    func checkDependencies(_ spec: PreparedJob) throws(PrimeKitError) {
+        for dependency in spec.dependencies where dependency.scheduler !== self {
+            throw PrimeKitError(code: .foreignJob, message: "dependency \(dependency.id) belongs to another queue")
+        }
+    }
+
+    func makeJob(_ spec: PreparedJob, id: UInt64) -> Job {
+        Job(id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
+            progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork, priority: spec.priority,
+            pieces: spec.pieces, injectedFailure: spec.injectedFailure, scheduler: self)
+    }
+
+    /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a
+    /// dependency already failed or was cancelled.
+    func register(_ job: Job, _ spec: PreparedJob, _ s: inout SchedulerState, _ effects: inout Effects) {
+        s.counts.pending += 1
+        var cause: CancellationReason?
+        var unmet = 0
+        for dependency in spec.dependencies {
+            dependency.core.withLock(anchoredTo: dependency) { core in
+                switch core.outcome {
+                case .success: break
+                case .failure(let error): cause = cause ?? .dependencyFailed(dependency.id, error)
+                case .cancelled(let reason): cause = cause ?? .dependencyCancelled(dependency.id, reason)
+                case nil:
+                    unmet += 1
+                    core.dependents.append(job)
+                }
+            }
+        }
+        if let cause {
+            cancel(job, reason: cause, &s, &effects)
+            return
+        }
+        job.core.withLock(anchoredTo: job) { core in
+            if !spec.dependencies.isEmpty { core.dependencies = spec.dependencies }
+            core.unmetDependencies = unmet
+            if unmet == 0 {
+                transition(job, &core, to: .ready, &s, &effects)
+                enqueueRestingPieces(job, &core, front: false, &s, &effects)
+            } else {
+                s.waiting[job.id] = job
+                core.indexedAsWaiting = true
+            }
+        }
+    }
+
+    func addDependency(_ job: Job, on other: Job) throws(PrimeKitError) {
+        guard job.scheduler === self, other.scheduler === self else {
+            throw PrimeKitError(code: .foreignJob, message: "both jobs must belong to the same queue")
+        }
+        try locked { s, effects throws(PrimeKitError) in
+            // A cycle exists if `job` is reachable from `other` through dependencies.
+            var stack = [other]
+            var seen: Set<ObjectIdentifier> = []
+            while let next = stack.popLast() {
+                if next === job {
+                    throw PrimeKitError(code: .dependencyCycle,
+                                        message: "\(job.id) depending on \(other.id) would make a cycle")
+                }
+                guard seen.insert(ObjectIdentifier(next)).inserted else { continue }
+                stack += next.core.withLock(anchoredTo: next) { $0.dependencies }
+            }
+            let otherOutcome: JobOutcome? = other.core.withLock(anchoredTo: other) { core in
+                if core.outcome == nil { core.dependents.append(job) }
+                return core.outcome
+            }
+            let cause: CancellationReason? = try job.core.withLock(anchoredTo: job) { core throws(PrimeKitError) in
+                guard core.state == .pending || core.state == .ready else {
+                    throw PrimeKitError(code: .invalidState,
+                                        message: "job \(job.id) is \(core.state.rawValue); only a pending or ready job can gain a dependency")
+                }
+                core.dependencies.append(other)
+                switch otherOutcome {
+                case .success: return nil
+                case .failure(let error): return .dependencyFailed(other.id, error)
+                case .cancelled(let reason): return .dependencyCancelled(other.id, reason)
+                case nil:
+                    core.unmetDependencies += 1
+                    if core.state == .ready {
+                        unqueueAll(&core)
+                        transition(job, &core, to: .pending, &s, &effects)
+                    }
+                    return nil
+                }
+            }
+            if let cause { cancel(job, reason: cause, &s, &effects) }
+        }
+    }
+
+    // MARK: - Job operations
+
+    func addResultWaiter(_ job: Job, _ continuation: CheckedContinuation<JobResult, any Error>) {
+        let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+            if let outcome = core.outcome { return outcome }
+            core.resultWaiters.append(continuation)
+            return nil
+        }
+        switch outcome {
+        case .success(let result): continuation.resume(returning: result)
+        case .failure(let error): continuation.resume(throwing: error)
+        case .cancelled: continuation.resume(throwing: CancellationError())
+        case nil: break
+        }
+    }
+
+    func cancel(_ job: Job, reason: CancellationReason) {
+        locked { s, effects in cancel(job, reason: reason, &s, &effects) }
+    }
+
+    func pause(_ job: Job, _ continuation: CheckedContinuation<Checkpoint, any Error>) {
+        locked { s, effects in
+            job.core.withLock(anchoredTo: job) { core in
+                switch core.state {
+                case .paused:
+                    if core.pausedBy == .queue {
+                        core.pausedBy = .user
+                        s.queuePaused[job.id] = nil
+                    }
+                    let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in
+                        if let saved = core.savedCheckpoint { return saved }
+                        return try capture(job, &core, keep: true)
+                    }
+                    effects.add { continuation.resume(with: checkpoint) }
+                case .ready, .running:
+                    if core.cancelRequest != nil || core.pendingFailure != nil {
+                        let error = PrimeKitError(code: .invalidState, message: "job \(job.id) is finishing")
+                        effects.add { continuation.resume(throwing: error) }
+                        return
+                    }
+                    core.pauseRequest = .user
+                    core.pauseWaiters.append(continuation)
+                    if core.piecesOnWorkers == 0 {
+                        _ = settle(job, &core, &s, &effects)
+                    } else {
+                        interruptPieces(core, &effects)
+                    }
+                case .pending, .succeeded, .failed, .cancelled:
+                    let error = PrimeKitError(code: .invalidState,
+                                              message: "job \(job.id) is \(core.state.rawValue) and cannot be paused")
+                    effects.add { continuation.resume(throwing: error) }
+                }
+            }
+        }
+    }
+
+    func resume(_ job: Job) throws(PrimeKitError) {
+        try locked { s, effects throws(PrimeKitError) in
+            try job.core.withLock(anchoredTo: job) { core throws(PrimeKitError) in
+                guard core.state == .paused else {
+                    throw PrimeKitError(code: .invalidState,
+                                        message: "job \(job.id) is \(core.state.rawValue), not paused")
+                }
+                resumePaused(job, &core, front: false, &s, &effects)
+            }
+        }
+    }
+
+    func resumePaused(_ job: Job, _ core: inout JobCore, front: Bool, _ s: inout SchedulerState,
+                              _ effects: inout Effects) {
+        core.pausedBy = nil
+        core.savedCheckpoint = nil
+        transition(job, &core, to: .ready, &s, &effects)
+        enqueueRestingPieces(job, &core, front: front, &s, &effects)
+    }
+
+    func checkpoint(_ job: Job, _ continuation: CheckedContinuation<Checkpoint, any Error>) {
+        locked { s, effects in
+            job.core.withLock(anchoredTo: job) { core in
+                let invalid = PrimeKitError(code: .invalidState,
+                                            message: "job \(job.id) is \(core.state.rawValue); it has no checkpoint")
+                switch core.state {
+                case .pending, .ready, .paused:
+                    let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in
+                        if core.state == .paused, let saved = core.savedCheckpoint { return saved }
+                        return try capture(job, &core, keep: true)
+                    }
+                    effects.add { continuation.resume(with: checkpoint) }
+                case .cancelled:
+                    let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in
+                        if let saved = core.savedCheckpoint { return saved }
+                        return try capture(job, &core, keep: false)
+                    }
+                    effects.add { continuation.resume(with: checkpoint) }
+                case .running:
+                    if core.merging || core.cancelRequest != nil || core.pendingFailure != nil {
+                        effects.add { continuation.resume(throwing: invalid) }
+                        return
+                    }
+                    core.checkpointWaiters.append(continuation)
+                    core.checkpointRequested = true
+                    if core.piecesOnWorkers == 0 {
+                        _ = settle(job, &core, &s, &effects)
+                    } else {
+                        interruptPieces(core, &effects)
+                    }
+                case .succeeded, .failed:
+                    effects.add { continuation.resume(throwing: invalid) }
+                }
+            }
+        }
+    }
+
+    func setPriority(of job: Job, to priority: JobPriority) {
+        locked { s, effects in
+            job.core.withLock(anchoredTo: job) { core in
+                guard core.priority != priority else { return }
+                core.priority = priority
+                for index in core.pieces.indices where core.pieces[index].queued {
+                    enqueue(job, &core, piece: index, front: false, &s, &effects)
+                }
+            }
+        }
+    }
+
+    // MARK: - Queue operations
+
+    var counts: JobCounts { state.withLock(anchoredTo: self) { $0.counts } }
+
+    var unfinishedJobs: [Job] {
+        state.withLock(anchoredTo: self) { s in s.unfinishedJobs }
+    }
+
+    func job(_ id: JobID) -> Job? {
+        state.withLock(anchoredTo: self) { s in s.unfinishedJobs.first { $0.id == id } }
+    }
+
+    var isSuspended: Bool { state.withLock(anchoredTo: self) { $0.suspended } }
+    var isInBackground: Bool { state.withLock(anchoredTo: self) { $0.background } }
+
+    /// Suspends dispatch (by the user or by going to the background) and pauses running jobs at their next slice.
+    func hold(background: Bool) {
+        locked { s, effects in
+            if background { s.background = true } else { s.suspended = true }
+            for job in s.unfinishedJobs where job.core.withLock(anchoredTo: job, { $0.state == .running }) {
+                job.core.withLock(anchoredTo: job) { core in
+                    guard core.pauseRequest == nil, core.cancelRequest == nil, core.pendingFailure == nil,
+                          !core.merging else { return }
+                    core.pauseRequest = .queue
+                    if core.piecesOnWorkers == 0 {
+                        _ = settle(job, &core, &s, &effects)
+                    } else {
+                        interruptPieces(core, &effects)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lifts a suspension or the background hold; jobs the queue paused continue when both are lifted.
+    func release(background: Bool) {
+        locked { s, effects in
+            if background { s.background = false } else { s.suspended = false }
+            guard s.dispatchAllowed else { return }
+            for job in s.queuePaused.values.sorted(by: { $0.id < $1.id }) {
+                job.core.withLock(anchoredTo: job) { core in
+                    if core.state == .paused, core.pausedBy == .queue {
+                        resumePaused(job, &core, front: true, &s, &effects)
+                    }
+                }
+            }
+            s.queuePaused = [:]
+            // Requests made while every worker was held: wake as many workers as there is work.
+            let queued = s.levels.reduce(0) { $0 + $1.count }
+            for _ in 0..<min(queued, s.idle.count) {
+                let parker = s.idle.removeLast()
+                effects.add { parker.unpark() }
+            }
+        }
+    }
+
+    /// Checkpoints of the jobs the queue paused.
+    func queuePausedCheckpoints() -> [JobID: Checkpoint] {
+        state.withLock(anchoredTo: self) { s in
+            var result: [JobID: Checkpoint] = [:]
+            for job in s.queuePaused.values {
+                if let checkpoint = job.core.withLock(anchoredTo: job, { $0.savedCheckpoint }) { result[job.id] = checkpoint }
+            }
+            return result
+        }
+    }
+
+    /// Cancels every unfinished job; returns their ids.
+    @discardableResult
+    func cancelAll(reason: CancellationReason) -> [JobID] {
+        locked { s, effects in
+            let jobs = s.unfinishedJobs
+            for job in jobs { cancel(job, reason: reason, &s, &effects) }
+            return jobs.map(\.id)
+        }
+    }
+
+    /// Forgets the finished counts (after a reset).
+    func clearFinishedCounts() {
+        state.withLock(anchoredTo: self) { s in
+            s.counts.succeeded = 0
+            s.counts.failed = 0
+            s.counts.cancelled = 0
+        }
+    }
+
+    func wait(for condition: QueueCondition) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock(anchoredTo: self) { s in
+                if s.holds(condition) { return true }
+                s.waiters.append((condition, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Stops accepting work, cancels what is unfinished and lets the workers exit.
+    func shutdown() {
+        cancelAll(reason: .shutdown)
+        let idle = state.withLock(anchoredTo: self) { s -> [Parker] in
+            s.shutDown = true
+            defer { s.idle.removeAll() }
+            return s.idle
+        }
+        for parker in idle { parker.unpark() }
+    }
+}

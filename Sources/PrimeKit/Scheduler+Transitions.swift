@@ -1,0 +1,332 @@
+import DequeModule
+import Foundation
+import Synchronization
+
+/// What happens between slices: applying a worker's report, settling pause/cancel/checkpoint requests, the one
+/// state-transition function, finishing jobs and passing outcomes to dependents.
+extension Scheduler {
+    // MARK: - Slice reports
+
+    func apply(_ report: SliceReport, _ s: inout SchedulerState, _ effects: inout Effects) -> WorkerStep? {
+        switch report {
+        case .stepped(let job, let piece, let step, let progress, let factors, let elapsed, let units):
+            if step == .more { calibrate(elapsed: elapsed, units: units, &s) }
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+                core.pieces[piece].onWorker = false
+                core.pieces[piece].progress = progress
+                if let factors { core.pieces[piece].factors = factors }
+                if core.holdRequested || core.state != .running {
+                    return settle(job, &core, &s, &effects)
+                }
+                publishProgress(job, &core, &effects)
+                enqueue(job, &core, piece: piece, front: true, &s, &effects)
+                return nil
+            }
+            if let outcome { propagate(job, outcome, &s, &effects) }
+            return nil
+
+        case .finished(let job, let piece, let progress, let factors, let result):
+            var mergeKernels: [KernelJob]?
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+                core.pieces[piece].onWorker = false
+                core.pieces[piece].finished = true
+                core.pieces[piece].progress = progress
+                if let factors { core.pieces[piece].factors = factors }
+                if let result {
+                    if case .success(let answer) = result, let found = answer.factorization?.factors {
+                        core.pieces[piece].factors = found
+                    }
+                    return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
+                }
+                if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
+                    core.merging = true
+                    mergeKernels = core.pieces.compactMap(\.kernel)
+                    return nil
+                }
+                if core.holdRequested { return settle(job, &core, &s, &effects) }
+                publishProgress(job, &core, &effects)
+                return nil
+            }
+            if let outcome { propagate(job, outcome, &s, &effects) }
+            if let mergeKernels { return .merge(job, mergeKernels) }
+            return nil
+
+        case .failed(let job, let piece, let error):
+            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+                core.pieces[piece].onWorker = false
+                if core.pendingFailure == nil { core.pendingFailure = error }
+                if core.piecesOnWorkers == 0 { return settle(job, &core, &s, &effects) }
+                interruptPieces(core, &effects)
+                return nil
+            }
+            if let outcome { propagate(job, outcome, &s, &effects) }
+            return nil
+
+        case .merged(let job, let result):
+            let outcome: JobOutcome = job.core.withLock(anchoredTo: job) { core in
+                core.merging = false
+                return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
+            }
+            propagate(job, outcome, &s, &effects)
+            return nil
+        }
+    }
+
+    /// Keeps slices near the target length: units of work per second measured on real slices.
+    func calibrate(elapsed: Duration, units: UInt64, _ s: inout SchedulerState) {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        guard seconds > 0.0002, units > 0 else { return }
+        let target = Double(sliceNanoseconds.load(ordering: .relaxed)) * 1e-9
+        let ideal = Double(units) / seconds * target
+        let blended = (Double(s.budget) * 3 + ideal) / 4
+        s.budget = UInt64(min(max(blended, 10_000), 1e13))
+    }
+
+    /// A job with no piece on a worker acts on what was asked of it: fail, cancel, pause, or checkpoint.
+    /// Returns the outcome when the job finished.
+    func settle(_ job: Job, _ core: inout JobCore, _ s: inout SchedulerState, _ effects: inout Effects)
+        -> JobOutcome?
+    {
+        guard core.piecesOnWorkers == 0, !core.merging, !core.state.isFinished else { return nil }
+        if let error = core.pendingFailure {
+            return finish(job, &core, outcome: .failure(error), &s, &effects)
+        }
+        if let reason = core.cancelRequest {
+            return finish(job, &core, outcome: .cancelled(reason), &s, &effects)
+        }
+        if let origin = core.pauseRequest, core.state == .running || core.state == .ready {
+            unqueueAll(&core)
+            let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in try capture(job, &core, keep: true) }
+            core.savedCheckpoint = try? checkpoint.get()
+            core.pauseRequest = nil
+            core.pausedBy = origin
+            if origin == .queue { s.queuePaused[job.id] = job }
+            transition(job, &core, to: .paused, &s, &effects)
+            for channel in core.channels { channel.dropPending() }
+            let waiters = core.pauseWaiters + core.checkpointWaiters
+            core.pauseWaiters = []
+            core.checkpointWaiters = []
+            core.checkpointRequested = false
+            effects.add { for waiter in waiters { waiter.resume(with: checkpoint) } }
+            return nil
+        }
+        if core.checkpointRequested {
+            let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in try capture(job, &core, keep: true) }
+            let waiters = core.checkpointWaiters
+            core.checkpointWaiters = []
+            core.checkpointRequested = false
+            effects.add { for waiter in waiters { waiter.resume(with: checkpoint) } }
+        }
+        if core.state == .running { enqueueRestingPieces(job, &core, front: true, &s, &effects) }
+        return nil
+    }
+
+    /// The job's checkpoint from its pieces at rest; a piece that never started gets its kernel job now.
+    func capture(_ job: Job, _ core: inout JobCore, keep: Bool) throws(PrimeKitError) -> Checkpoint {
+        var pieces: [Checkpoint.Piece] = []
+        for index in core.pieces.indices {
+            let piece = core.pieces[index]
+            let kernel: KernelJob
+            if let existing = piece.kernel {
+                kernel = existing
+            } else {
+                kernel = try KernelJob.create(candidate: job.candidate, from: piece.from, bound: piece.bound,
+                                              limits: limits)
+                if keep { core.pieces[index].kernel = kernel }
+            }
+            pieces.append(Checkpoint.Piece(from: piece.from, bound: piece.bound, kernelText: try kernel.checkpoint()))
+        }
+        return Checkpoint(kind: job.kind, pieces: pieces)
+    }
+
+    func unqueueAll(_ core: inout JobCore) {
+        for index in core.pieces.indices { core.pieces[index].queued = false }
+    }
+
+    /// Interrupts every piece a worker is stepping (after the locks are released).
+    func interruptPieces(_ core: JobCore, _ effects: inout Effects) {
+        let kernels = core.pieces.filter(\.onWorker).compactMap(\.kernel)
+        if !kernels.isEmpty { effects.add { for kernel in kernels { kernel.interrupt() } } }
+    }
+
+    /// Sends a progress snapshot when somebody listens and the job's interval has passed.
+    func publishProgress(_ job: Job, _ core: inout JobCore, _ effects: inout Effects) {
+        guard core.hasProgressObservers else { return }
+        let now = ContinuousClock.now
+        if let last = core.lastPublish, last.duration(to: now) < job.progressInterval { return }
+        core.lastPublish = now
+        deliver(core.snapshot(jobID: job.id, state: core.state), &core, &effects)
+    }
+
+    func deliver(_ snapshot: JobProgress, _ core: inout JobCore, _ effects: inout Effects) {
+        // Channels are fed under the lock, so a pause that returns has already dropped anything older.
+        for channel in core.channels { channel.send(snapshot) }
+        let handlers = core.progressHandlers
+        let observers = core.observers
+        if !handlers.isEmpty || !observers.isEmpty {
+            effects.add {
+                for handler in handlers { handler(snapshot) }
+                for observer in observers { observer.progress(snapshot) }
+            }
+        }
+    }
+
+    // MARK: - Transitions
+
+    /// The one place a job changes state: validates the transition and keeps the counts and indexes in step.
+    func transition(_ job: Job, _ core: inout JobCore, to next: JobState, _ s: inout SchedulerState,
+                            _ effects: inout Effects) {
+        let previous = core.state
+        precondition(previous.canTransition(to: next), "PrimeKit: invalid job transition \(previous) → \(next)")
+        core.state = next
+        s.counts[previous] -= 1
+        s.counts[next] += 1
+        if previous == .paused { s.queuePaused[job.id] = nil }
+        let waits = next == .pending || next == .paused
+        if waits != core.indexedAsWaiting {
+            s.waiting[job.id] = waits ? job : nil
+            core.indexedAsWaiting = waits
+        }
+        if !core.stateWaiters.isEmpty {
+            var ready: [CheckedContinuation<JobState, Never>] = []
+            core.stateWaiters.removeAll { waiter in
+                guard waiter.states.contains(next) || next.isFinished else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            let resumed = ready
+            if !resumed.isEmpty { effects.add { for continuation in resumed { continuation.resume(returning: next) } } }
+        }
+    }
+
+    /// Ends a job: stores the outcome, wakes every awaiter and callback, frees the kernel jobs.
+    func finish(_ job: Job, _ core: inout JobCore, outcome: JobOutcome, _ s: inout SchedulerState,
+                        _ effects: inout Effects) -> JobOutcome {
+        unqueueAll(&core)
+        switch outcome {
+        case .success:
+            if core.hasProgressObservers {
+                deliver(core.snapshot(jobID: job.id, state: .running, percentOverride: 100), &core, &effects)
+            }
+            transition(job, &core, to: .succeeded, &s, &effects)
+        case .failure:
+            transition(job, &core, to: .failed, &s, &effects)
+        case .cancelled:
+            if core.savedCheckpoint == nil, core.pieces.contains(where: { $0.kernel != nil }) {
+                core.savedCheckpoint = try? capture(job, &core, keep: false)
+            }
+            transition(job, &core, to: .cancelled, &s, &effects)
+        }
+        core.outcome = outcome
+        for index in core.pieces.indices { core.pieces[index].kernel = nil }
+        core.cancelRequest = nil
+        core.pauseRequest = nil
+
+        let resultWaiters = core.resultWaiters
+        let pauseWaiters = core.pauseWaiters
+        let checkpointWaiters = core.checkpointWaiters
+        let channels = core.channels
+        let successHandlers = core.successHandlers
+        let failureHandlers = core.failureHandlers
+        let observers = core.observers
+        let saved = core.savedCheckpoint
+        core.resultWaiters = []
+        core.pauseWaiters = []
+        core.checkpointWaiters = []
+        core.channels = []
+        core.progressHandlers = []
+        core.successHandlers = []
+        core.failureHandlers = []
+        core.observers = []
+
+        for channel in channels { channel.finish() }
+        // Nothing to tell anybody (the common case for small jobs): no closure at all.
+        if resultWaiters.isEmpty && pauseWaiters.isEmpty && checkpointWaiters.isEmpty && successHandlers.isEmpty
+            && failureHandlers.isEmpty && observers.isEmpty {
+            return outcome
+        }
+        let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
+        effects.add {
+            // Callbacks and observers first, so whoever awaits the result sees them done.
+            switch outcome {
+            case .success(let result): for handler in successHandlers { handler(result) }
+            case .failure(let error): for handler in failureHandlers { handler(.failed(error)) }
+            case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
+            }
+            for observer in observers { observer.finished(job, outcome) }
+            switch outcome {
+            case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
+            case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
+            case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
+            }
+            for waiter in pauseWaiters { waiter.resume(throwing: notFinishedYet) }
+            for waiter in checkpointWaiters {
+                if let saved { waiter.resume(returning: saved) } else { waiter.resume(throwing: notFinishedYet) }
+            }
+        }
+        return outcome
+    }
+
+    /// Passes a finished job's outcome to its dependents: success releases them, failure and cancellation cancel
+    /// them with this job as the cause (transitively).
+    func propagate(_ job: Job, _ outcome: JobOutcome, _ s: inout SchedulerState, _ effects: inout Effects) {
+        let dependents = job.core.withLock(anchoredTo: job) { core in
+            defer { core.dependents = [] }
+            return core.dependents
+        }
+        for dependent in dependents {
+            switch outcome {
+            case .success:
+                dependent.core.withLock(anchoredTo: dependent) { core in
+                    core.unmetDependencies -= 1
+                    guard core.unmetDependencies == 0, core.state == .pending else { return }
+                    transition(dependent, &core, to: .ready, &s, &effects)
+                    enqueueRestingPieces(dependent, &core, front: false, &s, &effects)
+                }
+            case .failure(let error):
+                cancel(dependent, reason: .dependencyFailed(job.id, error), &s, &effects)
+            case .cancelled(let reason):
+                cancel(dependent, reason: .dependencyCancelled(job.id, reason), &s, &effects)
+            }
+        }
+    }
+
+    func cancel(_ job: Job, reason: CancellationReason, _ s: inout SchedulerState, _ effects: inout Effects) {
+        let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+            guard !core.state.isFinished, core.cancelRequest == nil else { return nil }
+            core.cancelRequest = reason
+            if core.piecesOnWorkers == 0 && !core.merging {
+                return finish(job, &core, outcome: .cancelled(reason), &s, &effects)
+            }
+            interruptPieces(core, &effects)
+            return nil
+        }
+        if let outcome { propagate(job, outcome, &s, &effects) }
+    }
+
+    func checkConditions(_ s: inout SchedulerState, _ effects: inout Effects) {
+        guard !s.waiters.isEmpty else { return }
+        var ready: [CheckedContinuation<Void, Never>] = []
+        let snapshot = s
+        s.waiters.removeAll { condition, continuation in
+            guard snapshot.holds(condition) else { return false }
+            ready.append(continuation)
+            return true
+        }
+        let resumed = ready
+        if !resumed.isEmpty { effects.add { for continuation in resumed { continuation.resume() } } }
+    }
+
+    /// Runs `body` under the queue's lock, then the collected effects.
+    func locked<R: Sendable, E: Error>(_ body: (inout SchedulerState, inout Effects) throws(E) -> R)
+        throws(E) -> R
+    {
+        var effects = Effects()
+        let result = state.withLock(anchoredTo: self) { s -> Result<R, E> in
+            defer { checkConditions(&s, &effects) }
+            return Result { () throws(E) -> R in try body(&s, &effects) }
+        }
+        effects.run()
+        return try result.get()
+    }
+}

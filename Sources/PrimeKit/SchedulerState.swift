@@ -1,0 +1,60 @@
+import DequeModule
+
+/// Conditions async callers wait for.
+enum QueueCondition: Sendable {
+    /// No job pending, ready or running.
+    case idle
+    /// No job running.
+    case quiet
+    /// No job unfinished.
+    case empty
+}
+
+/// The queue's mutable state, guarded by one mutex.
+struct SchedulerState: Sendable {
+    var levels = [Deque<ReadyEntry>](repeating: Deque(), count: JobPriority.allCases.count)
+    var clock: UInt64 = 0
+    var nextToken: UInt64 = 0
+    var idle: [Parker] = []
+    var workers = 0
+    var targetWorkers: Int
+    var suspended = false
+    var background = false
+    var shutDown = false
+    /// The job each worker is running a piece of (or merging), by worker slot.
+    var slots: [[Job]] = []
+    /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
+    var waiting: [JobID: Job] = [:]
+    var queuePaused: [JobID: Job] = [:]
+    var counts = JobCounts()
+    var waiters: [(QueueCondition, CheckedContinuation<Void, Never>)] = []
+    var budget: UInt64 = 1 << 21
+    /// Entries in the deques, stale ones included.
+    var queuedEntries = 0
+
+    var dispatchAllowed: Bool { !suspended && !background && !shutDown }
+
+    /// Every unfinished job, oldest first: on workers, queued, pending or paused. O(queue length); the hot path
+    /// keeps no index of all jobs.
+    var unfinishedJobs: [Job] {
+        var seen: Set<ObjectIdentifier> = []
+        var jobs: [Job] = []
+        func add(_ job: Job) {
+            if seen.insert(ObjectIdentifier(job)).inserted, !job.core.withLock(anchoredTo: job, { $0.state.isFinished }) {
+                jobs.append(job)
+            }
+        }
+        for jobs in slots { for job in jobs { add(job) } }
+        for level in levels { for entry in level { add(entry.job) } }
+        for job in waiting.values { add(job) }
+        return jobs.sorted { $0.id < $1.id }
+    }
+
+    func holds(_ condition: QueueCondition) -> Bool {
+        switch condition {
+        case .idle: counts.pending + counts.ready + counts.running == 0
+        case .quiet: counts.running == 0
+        case .empty: counts.unfinished == 0
+        }
+    }
+}
