@@ -118,8 +118,8 @@ int pk_td_word(pk_job *job, uint64_t *budget)
         if (*budget == 0)
             return PK_PATH_BUDGET;
         uint64_t allowed = *budget / unit ? *budget / unit : 1; /* overshoot by one at most */
-        if (allowed > PK_BLOCK)
-            allowed = PK_BLOCK;
+        if (allowed > PK_BLOCK / unit) /* a 128-bit candidate costs about twice as much */
+            allowed = PK_BLOCK / unit;
 
         uint64_t d = job->next;
         uint64_t tested = 0, hit = 0;

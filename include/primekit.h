@@ -253,10 +253,14 @@ PK_API int pk_job_step(pk_job *job, uint64_t budget);
 
 /*
  * pk_job_interrupt — ask a running (or the next) pk_job_step of this job to
- * return PK_INTERRUPTED as soon as possible. The kernel polls the request at
- * least every ~65,000 divisors on the 64-bit and 128-bit paths (well under
- * 1 ms) and after every group of primes on the GMP path (one bounded GMP
- * operation; see docs/kernel.md for the figure per candidate size).
+ * return PK_INTERRUPTED as soon as possible. The kernel polls the request
+ * every 65,536 candidates on the 64-bit path and 32,768 on the 128-bit path
+ * (tens of microseconds with the SIMD scans, under 0.2 ms portable), every
+ * group of ~2^17 limb operations on the GMP word-product path (under 1 ms),
+ * and between sieve segments on the GMP window path (candidates of ~3,700
+ * digits and more), where a window check — a reduction and one gcd — is the
+ * one uninterruptible stretch: ~75 ms at 100,000 digits, ~0.5 s at
+ * 1,000,000. docs/kernel.md has the measured figures.
  *
  * Thread-safe and async-signal-safe (a lock-free atomic store). job must be
  * valid for the duration of the call.
