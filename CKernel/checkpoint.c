@@ -405,15 +405,8 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
     size_t cklen = length - 1 - last;
     if (cklen != 9 + 16 || memcmp(ck, "checksum ", 9) != 0)
         return PK_E_CHECKPOINT;
-    uint64_t want = 0;
-    for (size_t i = 9; i < cklen; i++) {
-        char c = ck[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            return PK_E_CHECKPOINT;
-        want = want << 4 | (uint64_t)d;
-    }
-    if (fnv1a(text, last) != want)
+    uint64_t want;
+    if (parse_hex64(ck + 9, 16, &want) != PK_OK || fnv1a(text, last) != want)
         return PK_E_CHECKPOINT;
 
     pk_job *job = pk_job_alloc();

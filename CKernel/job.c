@@ -53,18 +53,23 @@ int pk_job_take_interrupt(pk_job *job)
     return atomic_exchange_explicit(&job->interrupt, 0, memory_order_acq_rel) != 0;
 }
 
+/* min(cap, floor(sqrt(v))) without a square root of a huge v. */
+static uint64_t sqrt_capped(const mpz_t v, uint64_t cap)
+{
+    if (mpz_sizeinbase(v, 2) > 128)
+        return cap; /* the root is at least 2^64 */
+    mpz_t r;
+    mpz_init(r);
+    mpz_sqrt(r, v);
+    if (mpz_cmp_ui(r, cap) < 0)
+        cap = mpz_get_ui(r);
+    mpz_clear(r);
+    return cap;
+}
+
 void pk_job_refresh_bound(pk_job *job)
 {
-    uint64_t b = job->bound;
-    if (mpz_sizeinbase(job->cof, 2) <= 128) {
-        mpz_t r;
-        mpz_init(r);
-        mpz_sqrt(r, job->cof);
-        if (mpz_cmp_ui(r, b) < 0)
-            b = mpz_get_ui(r);
-        mpz_clear(r);
-    }
-    job->eff_bound = b;
+    job->eff_bound = sqrt_capped(job->cof, job->bound);
 }
 
 void pk_job_update_percent(pk_job *job)
@@ -205,15 +210,7 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
         if (bound < from)
             return PK_E_OPTIONS;
     } else {
-        bound = PK_DEFAULT_BOUND_CAP;
-        if (mpz_sizeinbase(job->n, 2) <= 66) {
-            mpz_t r;
-            mpz_init(r);
-            mpz_sqrt(r, job->n);
-            if (mpz_cmp_ui(r, bound) < 0)
-                bound = mpz_get_ui(r);
-            mpz_clear(r);
-        }
+        bound = sqrt_capped(job->n, PK_DEFAULT_BOUND_CAP);
     }
     job->from = from;
     job->bound = bound;
