@@ -1,6 +1,7 @@
 # PrimeKit — top-level entry points.
 #   make demo    factor real numbers with the kernel (installs libgmp-dev if missing)
 #   make test    every test suite: C (plain and sanitized), Swift
+#   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
 
@@ -8,7 +9,7 @@ SHELL := /bin/bash
 DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
-.PHONY: all deps demo test test-c test-swift bench bench-quick clean
+.PHONY: all deps demo test test-c test-swift test-tsan bench bench-quick clean
 
 all: deps
 	$(MAKE) -C bindings/c
@@ -39,6 +40,12 @@ test-swift:
 	swift build --build-tests
 	swift test --skip-build
 
+# A separate scratch path: sanitized objects never mix with the normal build.
+test-tsan: deps
+	$(MAKE) -C bindings/c test-tsan
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+	swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+
 bench: deps
 	$(MAKE) -C Tests/Benchmarks/kernel bench
 
@@ -47,4 +54,4 @@ bench-quick: deps
 
 clean:
 	$(MAKE) -C bindings/c clean
-	rm -rf .build
+	rm -rf .build .build-tsan
