@@ -89,16 +89,17 @@ static void sb_mpz(sbuf *b, const mpz_t v)
     b->len += strlen(b->s + b->len);
 }
 
-int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
+static int render(const pk_job *job, sbuf *out)
 {
-    if (!job)
-        return PK_E_ARG;
     sbuf b = {0};
     char line[64];
     snprintf(line, sizeof line, PK_CHECKPOINT_MAGIC "%d\n", PK_CHECKPOINT_VERSION);
     sb_text(&b, line);
     sb_text(&b, "candidate ");
-    sb_mpz(&b, job->n);
+    if (job->n_text)
+        sb_text(&b, job->n_text);
+    else
+        sb_mpz(&b, job->n);
     sb_text(&b, "\n");
     sb_u64(&b, "from", job->from);
     sb_u64(&b, "bound", job->bound);
@@ -120,7 +121,10 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
         sb_text(&b, line);
     }
     sb_text(&b, "cofactor ");
-    sb_mpz(&b, job->cof);
+    if (job->n_text && mpz_cmp(job->cof, job->n) == 0)
+        sb_text(&b, job->n_text);
+    else
+        sb_mpz(&b, job->cof);
     sb_text(&b, "\n");
     int open = job->win_open && job->win_pos > job->next;
     snprintf(line, sizeof line, "window %llu %llu %llu %llu\n",
@@ -143,9 +147,32 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
         snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)fnv1a(b.s, b.len));
         sb_text(&b, line);
     }
-    int rc = b.failed ? PK_E_NOMEM : pk_emit(b.s, b.len, buf, cap, len);
-    free(b.s);
-    return rc;
+    if (b.failed) {
+        free(b.s);
+        return PK_E_NOMEM;
+    }
+    *out = b;
+    return PK_OK;
+}
+
+int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
+{
+    if (!job)
+        return PK_E_ARG;
+    /* The text is a pure function of the job's state: render it once per
+       revision (the cache is not shared between threads: see the header). */
+    pk_job *cache = (pk_job *)job;
+    if (!job->ckpt_text || job->ckpt_revision != job->revision) {
+        sbuf b;
+        int rc = render(job, &b);
+        if (rc != PK_OK)
+            return rc;
+        free(cache->ckpt_text);
+        cache->ckpt_text = b.s;
+        cache->ckpt_len = b.len;
+        cache->ckpt_revision = job->revision;
+    }
+    return pk_emit(job->ckpt_text, job->ckpt_len, buf, cap, len);
 }
 
 /* ------------------------------------------------------------ restore */
@@ -252,8 +279,10 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         return rc;
     if (n > o->max_digits && pk_is_canonical_decimal(v, n))
         return PK_E_TOO_LARGE;
-    if ((rc = set_mpz(job->n, v, n)) != PK_OK)
-        return rc;
+    if (!pk_is_canonical_decimal(v, n))
+        return PK_E_CHECKPOINT;
+    if ((rc = pk_job_set_candidate(job, v, n)) != PK_OK)
+        return rc == PK_E_PARSE ? PK_E_CHECKPOINT : rc;
     uint64_t bpsw, percent, done, status, count;
     if ((rc = field_u64(r, "from", &job->from)) != PK_OK ||
         (rc = field_u64(r, "bound", &job->bound)) != PK_OK ||

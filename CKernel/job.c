@@ -31,6 +31,8 @@ void pk_job_destroy(pk_job *job)
     for (size_t i = 0; i < job->factor_count; i++)
         mpz_clear(job->factors[i].prime);
     free(job->factors);
+    free(job->n_text);
+    free(job->ckpt_text);
     mpz_clear(job->n);
     mpz_clear(job->cof);
     for (unsigned i = 0; i < 64; i++)
@@ -189,8 +191,9 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
         return PK_E_TOO_LARGE;
     if (len == 1 && candidate[0] < '2')
         return PK_E_RANGE;
-    if (mpz_set_str(job->n, candidate, 10) != 0)
-        return PK_E_PARSE;
+    int rc = pk_job_set_candidate(job, candidate, len);
+    if (rc != PK_OK)
+        return rc;
     mpz_set(job->cof, job->n);
 
     uint64_t from = 2, bound;
@@ -220,6 +223,23 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
     job->cache = o->cache;
     pk_dispatch_select(o->simd, &job->dispatch);
     pk_job_refresh_bound(job);
+    return PK_OK;
+}
+
+int pk_job_set_candidate(pk_job *job, const char *digits, size_t len)
+{
+    char *text = malloc(len + 1);
+    if (!text)
+        return PK_E_NOMEM;
+    memcpy(text, digits, len);
+    text[len] = '\0';
+    if (mpz_set_str(job->n, text, 10) != 0) {
+        free(text);
+        return PK_E_PARSE;
+    }
+    free(job->n_text);
+    job->n_text = text;
+    job->n_len = len;
     return PK_OK;
 }
 
@@ -267,6 +287,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
         return PK_E_ARG;
     if (job->done)
         return PK_DONE;
+    job->revision++;
     if (pk_job_take_interrupt(job))
         return PK_INTERRUPTED;
     uint64_t left = budget;

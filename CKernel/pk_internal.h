@@ -165,6 +165,8 @@ struct pk_job {
     atomic_int interrupt;       /* set by pk_job_interrupt, consumed by step */
 
     mpz_t n;                    /* the candidate */
+    char *n_text;               /* its decimal digits, kept to spare conversions */
+    size_t n_len;
     mpz_t cof;                  /* n divided by every factor found */
     pk_factor *factors;         /* ascending */
     size_t factor_count, factor_cap;
@@ -180,7 +182,14 @@ struct pk_job {
     size_t cof_digits;          /* exact decimal length of cof, once done */
 
     pk_dispatch dispatch;
-    pk_cache *cache;            /* shared segment products, may be NULL */
+    pk_cache *cache;
+
+    /* The last checkpoint text, reused while the job has not changed
+       (a 10-million-digit checkpoint costs seconds to render). */
+    uint64_t revision;          /* bumped by every step */
+    char *ckpt_text;
+    size_t ckpt_len;
+    uint64_t ckpt_revision;            /* shared segment products, may be NULL */
 
     /* GMP window mode (td_gmp.c): products of the segments of
        [next, win_pos) wait on a stack of aligned tree nodes for one gcd.
@@ -205,6 +214,8 @@ struct pk_job {
 
 /* Copy options (NULL: defaults) into *out, validating them. */
 int pk_options_resolve(const pk_options *options, pk_options *out);
+/* Set n and n_text from canonical decimal digits (not NUL-terminated). */
+int pk_job_set_candidate(pk_job *job, const char *digits, size_t len);
 /* Create an empty job (no candidate yet). */
 pk_job *pk_job_alloc(void);
 /* Recompute eff_bound from cof and bound. */

@@ -58,7 +58,7 @@ int pk_job_candidate(const pk_job *job, char *buf, size_t cap, size_t *len)
 {
     if (!job)
         return PK_E_ARG;
-    return pk_emit_mpz(job->n, buf, cap, len);
+    return pk_emit(job->n_text, job->n_len, buf, cap, len);
 }
 
 static int cmp_mpz(const void *a, const void *b)
@@ -169,7 +169,9 @@ int pk_job_merge(pk_job *const *pieces, size_t count, pk_job **out)
     pk_job *job = pk_job_alloc();
     int rc = job ? PK_OK : PK_E_NOMEM;
     if (rc == PK_OK) {
-        mpz_set(job->n, sorted[0]->n);
+        rc = pk_job_set_candidate(job, sorted[0]->n_text, sorted[0]->n_len);
+    }
+    if (rc == PK_OK) {
         mpz_set(job->cof, job->n);
         job->from = lo;
         job->bound = hi;
