@@ -36,15 +36,15 @@ import Testing
         #expect(job.state == .cancelled)
         #expect(job.cancellationReason == .dependencyCancelled(blocker.id, .requested))
 
-        let second = try queue.submit(.factor(Medium.semiprime).progressInterval(.zero))
-        await second.wait(until: .running, .succeeded)
-        if second.state == .running {
-            _ = try await second.pause()
-            #expect(second.state == .paused)
-            try second.resume()
-        }
-        let result = try #require(try await second.result.factorization)
-        #expect(result.factors.map(\.prime) == Medium.semiprimeFactors)
+        // Long enough (10^8 divisors) that the pause always lands while it runs, short enough to finish.
+        let second = try queue.submit(.isPrime(Slow.prime64, bound: "100000000"))
+        await second.wait(until: .running)
+        _ = try await second.pause()
+        #expect(second.state == .paused)
+        try second.resume()
+        #expect(second.state == .ready || second.state == .running)
+        let result = try await second.result
+        #expect(result.isPrime == true)
         #expect(second.state == .succeeded)
         #expect(throws: PrimeKitError.self) { try second.resume() }
         await #expect(throws: PrimeKitError.self) { try await second.pause() }

@@ -123,3 +123,26 @@ import Testing
         await queue.waitUntilIdle()
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct ManySmallJobsTests {
+    @Test func cancellingAFloodOfSmallJobsLeavesEveryOneFinishedOnce() async throws {
+        let queue = JobQueue.testing(workers: 2)
+        let finishedTwice = Recorder<JobID>()
+        let requests = (0..<2_000).map { JobRequest.isPrime(UInt64(10_000 + $0)) }
+        let jobs = try queue.submit(contentsOf: requests)
+        for job in jobs.prefix(50) {
+            let seen = Recorder<Int>()
+            job.onSuccess { _ in seen.append(1); if seen.values.count > 1 { finishedTwice.append(job.id) } }
+            job.onFailure { _ in seen.append(1); if seen.values.count > 1 { finishedTwice.append(job.id) } }
+        }
+        let cancelled = queue.cancelAll()
+        await queue.waitUntilIdle()
+        let counts = queue.counts
+        #expect(counts.succeeded + counts.cancelled == 2_000)
+        #expect(counts.cancelled <= cancelled.count)  // a job already in its slice may still succeed
+        #expect(jobs.allSatisfy { $0.state == .succeeded || $0.state == .cancelled })
+        #expect(finishedTwice.values.isEmpty)
+        // The queue still works.
+        #expect(try await queue.submit(.isPrime(1_000_003)).result.isPrime == true)
+    }
+}

@@ -25,9 +25,11 @@ import Testing
             let request = kind == .factor ? JobRequest.factor(candidate, bound: bound)
                                           : JobRequest.isPrime(candidate, bound: bound)
             let whole = try await queue.submit(request.splitting(false)).result
+            queue.suspend()  // checkpoint it before it can finish
             let split = try queue.submit(request.progressInterval(.zero))
             let checkpoint = try await split.checkpoint()
             #expect(checkpoint.text.contains("pieces 3"))
+            queue.resume()
             let answer = try await split.result
             #expect(answer == whole, "\(candidate) \(kind)")
         }
