@@ -1,0 +1,5 @@
+/// Versions of what is linked.
+public enum PrimeKitVersion {
+    /// The C kernel's version, `MAJOR.MINOR.PATCH` (`pk_version_string()` of the linked library).
+    public static var kernel: String { KernelJob.version }
+}
