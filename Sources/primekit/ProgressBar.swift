@@ -114,15 +114,15 @@ final class ProgressBar: @unchecked Sendable {
         }
     }
 
-    /// `factor 6008514751…  [#########-----------]  45.2%  12.3 M divisors/s  ETA 0:07`
+    /// `600851475143 [#########-----------]  45.2%  ETA 0:07  12.3 M div/s`
     static func line(_ label: String, _ percent: Double, _ rate: Double?, _ eta: Double?, width: Int?) -> String {
         let cells = 20
         let filled = min(cells, max(0, Int(percent / 100 * Double(cells))))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
-        let rateText = rate.map { formatRate($0) + " divisors/s" } ?? "– divisors/s"
+        let rateText = (rate.map(formatRate) ?? "–") + " div/s"
         let etaText = "ETA " + (eta.map(formatDuration) ?? "–")
         let percentText = String(format: "%5.1f%%", min(100, max(0, percent)))
-        var text = "\(label)  \(bar) \(percentText)  \(rateText)  \(etaText)"
+        var text = "\(label) \(bar) \(percentText)  \(etaText)  \(rateText)"
         if let width, text.count >= width { text = String(text.prefix(max(0, width - 1))) }
         return text
     }

@@ -60,6 +60,12 @@ struct RunOptions: ParsableArguments {
         valueName: "file"))
     var checkpoint: String?
 
+    @Flag(help: """
+        Split each number's divisor range over all cores. Faster for numbers without small factors; slower when \
+        a factor found early would have shrunk the range.
+        """)
+    var parallel = false
+
     var progressMode: ProgressMode {
         switch progress {
         case nil: .automatic

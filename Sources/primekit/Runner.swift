@@ -145,7 +145,9 @@ final class Runner {
 
     private func submit(_ request: JobRequest, origin: WorkItem, candidate: String) {
         do {
-            let job = try queue.submit(request.progressInterval(.milliseconds(100)))
+            // Unsplit by default: split pieces each scan their whole range, so a factor found early (which shrinks
+            // the bound to the square root of what is left) would not shorten the work of the pieces above it.
+            let job = try queue.submit(request.progressInterval(.milliseconds(100)).splitting(options.parallel))
             // The engine takes snapshots only for listeners; the bar reads the latest one (job.progress).
             if bar != nil { job.onProgress { _ in } }
             job.onSuccess { [sink] _ in sink.yield(.jobEnded) }
@@ -182,7 +184,7 @@ final class Runner {
             case .job(let job, _):
                 guard job.state.isFinished else {
                     if printed { output.flush() }
-                    bar?.track(job, label: Self.label(settings.command, job.candidate))
+                    bar?.track(job, label: Self.label(job.candidate))
                     return
                 }
                 windowDigits -= job.candidate.utf8.count
@@ -218,10 +220,9 @@ final class Runner {
         }
     }
 
-    private static func label(_ command: RunSettings.Command, _ candidate: String) -> String {
+    private static func label(_ candidate: String) -> String {
         let digits = candidate.utf8.count
-        if digits <= 24 { return "\(command.rawValue) \(candidate)" }
-        return "\(command.rawValue) \(candidate.prefix(12))… (\(digits) digits)"
+        return digits <= 24 ? candidate : "\(candidate.prefix(8))…(\(digits) digits)"
     }
 
     /// The first SIGINT/SIGTERM: print what is already answered, pause the rest, write the checkpoint.

@@ -1,0 +1,145 @@
+// Runs the built `primekit` executable and collects what it printed.
+
+import Foundation
+import Testing
+
+/// What a finished run of the tool printed.
+struct ToolRun {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    /// The lines of each stream (split once, on bytes: outputs can be megabytes long).
+    let stdoutLines: [String]
+    let stderrLines: [String]
+
+    init(status: Int32, stdout: Data, stderr: Data) {
+        self.status = status
+        self.stdout = String(decoding: stdout, as: UTF8.self)
+        self.stderr = String(decoding: stderr, as: UTF8.self)
+        stdoutLines = Self.lines(stdout)
+        stderrLines = Self.lines(stderr)
+    }
+
+    private static func lines(_ data: Data) -> [String] {
+        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if lines.last?.isEmpty == true { lines.removeLast() }
+        return lines.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+enum Tool {
+    /// The executable next to this test bundle (swift build puts every product in one directory).
+    static let path: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        if directory.lastPathComponent == "MacOS" {  // macOS: .build/debug/X.xctest/Contents/MacOS/X
+            directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("primekit").path
+    }()
+
+    /// Runs the tool to the end.
+    static func run(_ arguments: [String], stdin: Data? = nil) throws -> ToolRun {
+        let process = try Launched(arguments, stdin: stdin)
+        return process.finish()
+    }
+
+    /// A fresh directory for checkpoint files.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("primekit-cli-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// A running tool whose standard error can be watched line by line (to send a signal at the right moment).
+final class Launched: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSCondition()
+    private var stdoutData = Data()
+    private var stderrData = Data()
+    private var stdoutClosed = false
+    private var stderrClosed = false
+
+    init(_ arguments: [String], stdin: Data? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: Tool.path)
+        process.arguments = arguments
+        // Pipes made here are close-on-exec: a tool started by a test running in parallel must not inherit
+        // them, or this tool's standard input would never reach its end.
+        // Launches are serialised so no other test's spawn falls between pipe() and FD_CLOEXEC.
+        Self.launchLock.lock()
+        defer { Self.launchLock.unlock() }
+        let input = try Self.pipe(), out = try Self.pipe(), err = try Self.pipe()
+        process.standardInput = input.read
+        process.standardOutput = out.write
+        process.standardError = err.write
+        try process.run()
+        try input.read.close()
+        try out.write.close()
+        try err.write.close()
+        let writer = input.write
+        Thread.detachNewThread {
+            if let stdin { try? writer.write(contentsOf: stdin) }
+            try? writer.close()
+        }
+        collect(out.read, isStdout: true)
+        collect(err.read, isStdout: false)
+    }
+
+    private static let launchLock = NSLock()
+
+    private static func pipe() throws -> (read: FileHandle, write: FileHandle) {
+        var descriptors: [Int32] = [0, 0]
+        guard Glibc.pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
+        _ = fcntl(descriptors[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(descriptors[1], F_SETFD, FD_CLOEXEC)
+        return (FileHandle(fileDescriptor: descriptors[0], closeOnDealloc: true),
+                FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true))
+    }
+
+    private func collect(_ handle: FileHandle, isStdout: Bool) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                lock.lock()
+                if chunk.isEmpty {
+                    if isStdout { stdoutClosed = true } else { stderrClosed = true }
+                } else if isStdout {
+                    stdoutData.append(chunk)
+                } else {
+                    stderrData.append(chunk)
+                }
+                lock.broadcast()
+                lock.unlock()
+                if chunk.isEmpty { return }
+            }
+        }
+    }
+
+    /// Blocks until standard error contains `text` (true) or is closed without it (false).
+    func waitForStderr(containing text: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if String(decoding: stderrData, as: UTF8.self).contains(text) { return true }
+            if stderrClosed { return false }
+            lock.wait()
+        }
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the exit and for both streams to close.
+    func finish() -> ToolRun {
+        process.waitUntilExit()
+        lock.lock()
+        while !(stdoutClosed && stderrClosed) { lock.wait() }
+        let run = ToolRun(status: process.terminationStatus, stdout: stdoutData, stderr: stderrData)
+        lock.unlock()
+        return run
+    }
+}
