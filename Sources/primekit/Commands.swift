@@ -34,7 +34,7 @@ struct Primekit: AsyncParsableCommand {
         subcommands: [Factor.self, IsPrime.self, Resume.self, Bench.self]
     )
 
-    static let version = "primekit 0.1.0"
+    static let version = "primekit 0.1.0 (kernel \(PrimeKitVersion.kernel))"
 
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
