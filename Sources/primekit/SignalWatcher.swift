@@ -17,7 +17,11 @@ final class SignalWatcher: @unchecked Sendable {
         let queue = DispatchQueue(label: "primekit.signals")
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // the source sees it; the default action (terminate) must not
+            // The source sees the signal; the default action (terminate) must not.
+            let previous = signal(number, SIG_IGN)
+            // A SIGINT ignored from the start (a command run with & by a non-interactive shell) stays ignored, as
+            // it does for other Unix tools: Ctrl-C at that terminal was not meant for this process.
+            if number == SIGINT, let previous, unsafeBitCast(previous, to: Int.self) == 1 { continue }
             sources.append(DispatchSource.makeSignalSource(signal: number, queue: queue))
         }
         self.sources = sources
