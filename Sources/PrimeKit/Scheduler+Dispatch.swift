@@ -45,7 +45,7 @@ extension Scheduler {
             return Assignment(
                 job: entry.job, piece: entry.piece, kernel: piece.kernel, from: piece.from, bound: piece.bound,
                 workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
-                single: core.pieces.count == 1)
+                single: core.pieces.count == 1, priority: core.priority)
         }
     }
 
@@ -100,6 +100,7 @@ extension Scheduler {
     /// A job of `priority` is waiting and every worker is busy: cut the slice of the lowest-priority running job
     /// short, so the new job starts within about a millisecond instead of a whole slice.
     func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
+        guard let lowest = s.slotPriorities.min(), lowest < priority.rawValue else { return }
         var victim: (JobPriority, KernelJob)?
         for job in s.slots.joined() {
             job.core.withLock(anchoredTo: job) { core in

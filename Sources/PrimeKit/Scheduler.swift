@@ -33,6 +33,7 @@ final class Scheduler: Sendable {
             s.workers += missing
             let first = s.slots.count
             s.slots += Array(repeating: [], count: missing)
+            s.slotPriorities += Array(repeating: Int.max, count: missing)
             return first..<(first + missing)
         }
         for slot in slots {
@@ -76,6 +77,7 @@ final class Scheduler: Sendable {
                 var followUp: WorkerStep?
                 if !pending.isEmpty {
                     s.slots[slot] = []
+                    s.slotPriorities[slot] = Int.max
                     for report in pending {
                         if let step = apply(report, &s, &effects) {
                             precondition(followUp == nil, "PrimeKit: two merges in one batch")
@@ -101,6 +103,7 @@ final class Scheduler: Sendable {
                         }
                     }
                     s.slots[slot] = batch.map(\.job)
+                    s.slotPriorities[slot] = batch.map(\.priority.rawValue).min() ?? Int.max
                     return .run(batch)
                 }
                 if mayIdleSpin && s.dispatchAllowed { return .spin }

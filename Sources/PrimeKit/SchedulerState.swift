@@ -23,6 +23,9 @@ struct SchedulerState: Sendable {
     var shutDown = false
     /// The job each worker is running a piece of (or merging), by worker slot.
     var slots: [[Job]] = []
+    /// The lowest priority among each slot's jobs when they were taken (a hint: a later priority change is not
+    /// reflected); `Int.max` for an empty slot. Lets a new job skip the preemption scan when nothing lower runs.
+    var slotPriorities: [Int] = []
     /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
     var waiting: [JobID: Job] = [:]
     var queuePaused: [JobID: Job] = [:]

@@ -27,6 +27,7 @@ struct Assignment: Sendable {
     let factorsKnown: Int
     let budget: UInt64
     let single: Bool
+    let priority: JobPriority
 }
 
 /// What a worker brings back into the lock after a slice.
