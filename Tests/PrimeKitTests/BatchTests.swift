@@ -1,7 +1,7 @@
 @testable import PrimeKit
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct BatchTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchTests {
     @Test func aBatchAggregatesProgressResultsAndFailures() async throws {
         let queue = JobQueue.testing(workers: 2)
         queue.suspend()

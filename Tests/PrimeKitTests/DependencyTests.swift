@@ -10,7 +10,7 @@ extension JobRequest {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct DependencyTests {
+@Suite(.timeLimit(.minutes(3))) struct DependencyTests {
     @Test func aDependentStartsOnlyAfterItsDependenciesSucceed() async throws {
         let queue = JobQueue.testing(workers: 2)
         let order = Recorder<String>()

@@ -2,7 +2,7 @@ import PrimeKit
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct JobControlTests {
+@Suite(.timeLimit(.minutes(3))) struct JobControlTests {
     @Test func transitionTableIsTheDocumentedOne() {
         let allowed: Set<[JobState]> = [
             [.pending, .ready], [.pending, .cancelled],
@@ -212,7 +212,7 @@ struct SplitMix: RandomNumberGenerator {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct JobWaitingTests {
+@Suite(.timeLimit(.minutes(3))) struct JobWaitingTests {
     @Test func cancellingAWaitingTaskReturnsWithoutTouchingTheJobOrOtherWaiters() async throws {
         let queue = JobQueue.testing(workers: 1)
         let blocker = try queue.submit(.isPrime(Slow.prime64))

@@ -2,7 +2,7 @@ import Foundation
 import PrimeKit
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct JobResultTests {
+@Suite(.timeLimit(.minutes(3))) struct JobResultTests {
     @Test func isPrimeAnswersInThePluginShape() async throws {
         let queue = JobQueue.testing()
         let prime = try await queue.submit(.isPrime(1_301_081)).result

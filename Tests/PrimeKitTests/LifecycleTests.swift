@@ -2,7 +2,7 @@ import PrimeKit
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct LifecycleTests {
+@Suite(.timeLimit(.minutes(3))) struct LifecycleTests {
     @Test func backgroundCheckpointsAndPausesRunningJobsAndForegroundContinuesThem() async throws {
         let queue = JobQueue.testing(workers: 2)
         let running = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64)) }

@@ -2,7 +2,7 @@ import PrimeKit
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct SchedulingTests {
+@Suite(.timeLimit(.minutes(3))) struct SchedulingTests {
     @Test func higherPrioritiesStartFirstAndEqualOnesInOrder() async throws {
         let queue = JobQueue.testing(workers: 1)
         queue.suspend()
@@ -124,7 +124,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ManySmallJobsTests {
+@Suite(.timeLimit(.minutes(3))) struct ManySmallJobsTests {
     @Test func cancellingAFloodOfSmallJobsLeavesEveryOneFinishedOnce() async throws {
         let queue = JobQueue.testing(workers: 2)
         let finishedTwice = Recorder<JobID>()

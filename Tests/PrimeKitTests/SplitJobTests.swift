@@ -1,7 +1,7 @@
 @testable import PrimeKit
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct SplitJobTests {
+@Suite(.timeLimit(.minutes(3))) struct SplitJobTests {
     private func splittingQueue() -> JobQueue {
         JobQueue.testing(workers: 2) {
             $0.splitThreshold = 1000
