@@ -175,7 +175,7 @@ func batchSubmitOnly(_ count: Int) -> Duration {
             start += chunk
         }
     }
-    blocking { await queue.reset() }
+    _ = blocking { await queue.reset() }
     return duration
 }
 
