@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "PrimeKit", targets: ["PrimeKit"]),
         .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
         .executable(name: "primekit", targets: ["PrimeKitCLI"]),
+        .executable(name: "primekit-crash-child", targets: ["PrimeKitCrashChild"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -39,7 +40,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PrimeKitTests",
-            dependencies: ["PrimeKit", "CPrimeKit"]
+            dependencies: ["PrimeKit", "CPrimeKit", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it.
+        .executableTarget(
+            name: "PrimeKitCrashChild",
+            dependencies: ["PrimeKit"]
         ),
         // The command-line tool: swift run -c release primekit factor 600851475143
         // (module PrimeKitCLI, not "primekit": a module name that differs from PrimeKit only in case

@@ -1,0 +1,445 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The core that owns a ``JobQueue`` and hands its events to plugins — the way a sensor SDK's core hands its data
+/// streams to plugins that subscribe by bitmask, broadcast to each other and negotiate settings.
+///
+/// ```swift
+/// var settings = EngineSettings()
+/// settings.stateDirectory = "/var/lib/myapp/primekit"      // optional: durable checkpoints and results
+/// let engine = await Engine(settings: settings)
+/// await engine.add(LoggingPlugin(logger: Logger(label: "primekit")))
+/// let job = try engine.submit(.factor("600851475143"))
+/// engine.settings.request(.progressInterval, .milliseconds(100), by: "progress bar")
+/// let changes = engine.applySettings()
+/// let report = await engine.shutdown()
+/// ```
+///
+/// Events reach each subscribed plugin asynchronously, on a thread of its own, through a bounded mailbox: the
+/// engine's workers only drop an event in the mailbox and move on, so a slow or blocked plugin never stalls them,
+/// the queue, or other plugins.
+public final class Engine: Sendable {
+    /// How the engine starts.
+    public struct Options: Sendable {
+        /// Recovered unfinished jobs continue at once (true) or wait paused for ``Job/resume()`` (false).
+        public var resumeRecoveredJobs = false
+        /// The most unread results the checkpoint store keeps.
+        public var resultRetention = 10_000
+        /// Each plugin's mailbox holds at most this many pluginData and lifecycle events (the oldest are dropped
+        /// beyond it); progress is coalesced to one per job; results and errors are never dropped.
+        public var mailboxCapacity = 1024
+        /// Where the engine logs what it reports on the errors stream (quarantined files, write failures) even
+        /// when no plugin listens. Default: nowhere.
+        public var logger = Logger(label: "primekit.engine", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// How long shutdown retries a plugin that refuses to stop before dropping it.
+        public var stopTimeout: Duration = .seconds(2)
+
+        public init() {}
+    }
+
+    private struct Registry: Sendable {
+        var subscriptions: [PluginSubscription] = []
+        var shutDown = false
+    }
+
+    /// The queue the engine runs jobs on. Jobs submitted to it directly are not seen by plugins; submit through
+    /// the engine.
+    public let queue: JobQueue
+    /// Negotiated settings: request, override, then ``applySettings()``.
+    public let settings: SettingsNegotiator
+    /// The durable checkpoint store, when the settings name a state directory.
+    public let store: CheckpointStore?
+    /// Jobs recovered from the state directory at start.
+    public let recoveredJobs: [RecoveredJob]
+    /// What went wrong at start (quarantined files, an unusable state directory); also reported on the errors
+    /// stream and to ``Options/logger``.
+    public let startupErrors: [EngineError]
+    /// The options the engine started with.
+    public let options: Options
+    private let maxDigitsCeiling: Int
+    private let registry = Mutex(Registry())
+    /// The subscriptions as an immutable array, replaced on every change: what the hot path reads.
+    private let published = SubscriberList()
+
+    /// Starts an engine: creates the queue and, with a state directory, the checkpoint store, which recovers every
+    /// unfinished job (paused, unless ``Options/resumeRecoveredJobs``) and every unread result.
+    /// - Parameters:
+    ///   - settings: The initial settings.
+    ///   - options: How to start.
+    public convenience init(settings: EngineSettings = EngineSettings(), options: Options = Options()) async {
+        await self.init(settings: settings, options: options, fileSystem: POSIXStoreFileSystem())
+    }
+
+    init(settings initial: EngineSettings, options: Options, fileSystem: any StoreFileSystem) async {
+        var configuration = JobQueue.Configuration()
+        configuration.maxConcurrentJobs = max(1, initial.maxConcurrentJobs)
+        configuration.sliceDuration = initial.sliceDuration
+        configuration.maxDigits = initial.maxDigits
+        configuration.bpswDigits = initial.bpswDigits
+        queue = JobQueue(configuration: configuration)
+        settings = SettingsNegotiator(initial)
+        self.options = options
+        maxDigitsCeiling = initial.maxDigits
+        guard let directory = initial.stateDirectory else {
+            store = nil
+            recoveredJobs = []
+            startupErrors = []
+            emit(.lifecycle(.started))
+            return
+        }
+        let absolute = directory.hasPrefix("/") ? directory
+            : FileManager.default.currentDirectoryPath + "/" + directory
+        let store = CheckpointStore(directory: absolute, interval: initial.checkpointInterval,
+                                    resultRetention: options.resultRetention, fileSystem: fileSystem)
+        self.store = store
+        let recovery = store.readDirectory()
+        var recovered: [RecoveredJob] = []
+        var errors = recovery.errors
+        queue.suspend()
+        for found in recovery.jobs {
+            var job: Job?
+            var candidates = [(found.record, found.checkpoint)]
+            if let older = found.otherGeneration, let checkpoint = try? Checkpoint(text: older.payload) {
+                candidates.append((older, checkpoint))
+            }
+            for (record, checkpoint) in candidates {
+                do {
+                    let request = JobRequest.restore(checkpoint).priority(record.priority)
+                        .progressInterval(initial.progressInterval)
+                    job = try queue.submit(request)
+                    store.track(job!, key: found.key, generation: found.record.generation,
+                                writtenText: record.generation == found.record.generation ? checkpoint.text : nil)
+                    break
+                } catch {
+                    if let quarantined = store.quarantine(record, "refused by the kernel: \(error.message)") {
+                        errors.append(quarantined)
+                    }
+                }
+            }
+            guard let job else { continue }
+            let previous = JobID(rawValue: found.record.jobID)
+            recovered.append(RecoveredJob(key: found.key, previousJobID: previous, job: job))
+        }
+        store.adoptResults(recovery.results)
+        recoveredJobs = recovered
+        startupErrors = errors
+        for item in recovered {
+            attach(item.job)
+            if !options.resumeRecoveredJobs { _ = try? await item.job.pause() }
+        }
+        queue.resume()
+        for error in errors { report(error) }
+        _ = add(store, arguments: [:])
+        emit(.lifecycle(.recovered(jobs: recovered.count, results: recovery.results.count)))
+        emit(.lifecycle(.started))
+    }
+
+    deinit {
+        let subscriptions = registry.withLock { $0.subscriptions }
+        for subscription in subscriptions {
+            _ = subscription.plugin?.stop()
+            subscription.close()
+        }
+    }
+
+    // MARK: - Jobs
+
+    /// Submits a job; plugins see its progress and completion. A request that keeps the default progress interval
+    /// (250 ms) gets the engine's ``EngineSettings/progressInterval``.
+    /// - Throws: ``PrimeKitError`` as ``JobQueue/submit(_:)`` does, `candidateTooLarge` above the
+    ///   ``EngineSettings/maxDigits`` in effect, `queueShutDown` after ``shutdown()``.
+    @discardableResult
+    public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
+        let job = try queue.submit(prepare(request))
+        adopt(job)
+        return job
+    }
+
+    /// Submits many jobs under one lock (all or none): the fast path for large numbers of small jobs.
+    @discardableResult
+    public func submit(contentsOf requests: [JobRequest]) throws(PrimeKitError) -> [Job] {
+        var prepared: [JobRequest] = []
+        prepared.reserveCapacity(requests.count)
+        for request in requests { prepared.append(try prepare(request)) }
+        let jobs = try queue.submit(contentsOf: prepared)
+        for job in jobs { adopt(job) }
+        return jobs
+    }
+
+    private func prepare(_ request: JobRequest) throws(PrimeKitError) -> JobRequest {
+        if registry.withLock({ $0.shutDown }) {
+            throw PrimeKitError(code: .queueShutDown, message: "the engine has shut down")
+        }
+        let effective = settings.effective
+        let limit = min(effective.maxDigits, maxDigitsCeiling)
+        if request.checkpoint == nil, request.candidate.utf8.count > limit {
+            throw PrimeKitError(code: .candidateTooLarge,
+                                message: "the candidate has \(request.candidate.utf8.count) digits, over \(limit)")
+        }
+        var request = request
+        if request.progressInterval == .milliseconds(250) { request.progressInterval = effective.progressInterval }
+        return request
+    }
+
+    private func adopt(_ job: Job) {
+        store?.track(job, key: StoreRecord.newKey())
+        emit(.lifecycle(.jobSubmitted(job.id)))
+        attach(job)
+    }
+
+    /// Routes one job's progress and completion to the subscribers.
+    private func attach(_ job: Job) {
+        let published = self.published
+        job.addObserver(JobObserver(
+            progress: { progress in
+                Engine.deliver(.progress(progress), to: published)
+            },
+            finished: { job, outcome in
+                let completion: JobCompletion.Outcome
+                switch outcome {
+                case .success(let result): completion = .succeeded(result)
+                case .failure(let error): completion = .failed(error)
+                case .cancelled(let reason): completion = .cancelled(reason)
+                }
+                let event = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: completion)
+                Engine.deliver(.finished(event), to: published)
+                if case .failed(let error) = completion {
+                    Engine.deliver(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
+                                                      jobID: job.id, underlying: error)), to: published)
+                }
+            }))
+    }
+
+    private static func deliver(_ event: EngineEvent, to published: SubscriberList) {
+        for subscriber in published.current { subscriber.offer(event) }
+    }
+
+    private func emit(_ event: EngineEvent) {
+        Engine.deliver(event, to: published)
+    }
+
+    /// Reports an error on the errors stream (and to ``Options/logger``).
+    public func report(_ error: EngineError) {
+        options.logger.error("\(error.message)", metadata: error.jobID.map { ["job": "\($0)"] })
+        emit(.error(error))
+    }
+
+    /// Pauses a job and makes its checkpoint durable (with a state directory) before returning it.
+    @discardableResult
+    public func pause(_ job: Job) async throws -> Checkpoint {
+        let checkpoint = try await job.pause()
+        await store?.persistNow()
+        return checkpoint
+    }
+
+    /// Suspends the queue, waits until no job is running (each paused at its slice boundary), and makes their
+    /// checkpoints durable.
+    public func suspend() async {
+        queue.suspend()
+        emit(.lifecycle(.suspended))
+        for job in queue.jobs where job.state == .running {
+            await job.wait(until: .paused)
+        }
+        await store?.persistNow()
+    }
+
+    /// Resumes the queue after ``suspend()``.
+    public func resume() {
+        queue.resume()
+        emit(.lifecycle(.resumed))
+    }
+
+    // MARK: - Plugins
+
+    /// Installs a plugin: calls its `initialize`; when that returns false, calls `stop()` and drops it.
+    /// - Parameters:
+    ///   - plugin: The plugin (a plugin can be installed once).
+    ///   - arguments: Passed to `initialize`.
+    /// - Returns: True when the plugin runs.
+    @discardableResult
+    public func add(_ plugin: Plugin, arguments: [String: any Sendable] = [:]) -> Bool {
+        let subscription = PluginSubscription(plugin: plugin, capacity: options.mailboxCapacity)
+        let accepted = registry.withLock { registry in
+            guard !registry.shutDown, !registry.subscriptions.contains(where: { $0.owns(plugin) }) else { return false }
+            registry.subscriptions.append(subscription)
+            return true
+        }
+        guard accepted else { return false }
+        publish()
+        guard plugin.initialize(engine: self, arguments: arguments) else {
+            _ = plugin.stop()
+            drop(subscription)
+            report(EngineError(.pluginInitializeFailed, "plugin \(plugin.name) did not initialize",
+                               plugin: plugin.name))
+            return false
+        }
+        subscription.start()
+        emit(.lifecycle(.pluginAdded(name: plugin.name)))
+        return true
+    }
+
+    /// The installed plugins, in the order they were added.
+    public var plugins: [Plugin] {
+        registry.withLock { $0.subscriptions.compactMap(\.plugin) }
+    }
+
+    /// Stops and removes a plugin. A refusal is reported (errors and lifecycle streams) and `stop()` is retried
+    /// until `retryFor` has passed.
+    /// - Parameters:
+    ///   - plugin: The plugin.
+    ///   - retryFor: How long to keep retrying a refusal (zero: ask once).
+    /// - Returns: What happened.
+    @discardableResult
+    public func remove(_ plugin: Plugin, retryFor: Duration = .zero) async -> PluginRemoval {
+        guard let subscription = subscription(of: plugin) else { return .notInstalled }
+        let result = await stopWithRetries(plugin, until: ContinuousClock.now + retryFor)
+        switch result {
+        case .stopped:
+            drop(subscription)
+            _ = await subscription.waitUntilEnded(timeout: .seconds(1))
+            emit(.lifecycle(.pluginRemoved(name: subscription.name)))
+            return .removed
+        case .refused(let reason):
+            return .refused(reason: reason)
+        }
+    }
+
+    private func stopWithRetries(_ plugin: Plugin, until deadline: ContinuousClock.Instant) async -> PluginStopResult {
+        var delay = Duration.milliseconds(1)
+        while true {
+            let result = plugin.stop()
+            guard case .refused(let reason) = result else { return result }
+            report(EngineError(.pluginStopRefused, "plugin \(plugin.name) refused to stop: \(reason)",
+                               plugin: plugin.name))
+            emit(.lifecycle(.pluginStopRefused(name: plugin.name, reason: reason)))
+            if ContinuousClock.now + delay > deadline { return result }
+            try? await Task.sleep(for: delay)  // back-off between retries, not synchronisation
+            delay = min(delay * 2, .milliseconds(100))
+        }
+    }
+
+    private func subscription(of plugin: Plugin) -> PluginSubscription? {
+        registry.withLock { $0.subscriptions.first { $0.owns(plugin) } }
+    }
+
+    private func drop(_ subscription: PluginSubscription) {
+        registry.withLock { $0.subscriptions.removeAll { $0 === subscription } }
+        publish()
+        subscription.close()
+    }
+
+    private func publish() {
+        published.current = registry.withLock { $0.subscriptions }
+    }
+
+    /// Subscribes a plugin to streams (added to those it has).
+    /// - Parameters:
+    ///   - plugin: An installed plugin.
+    ///   - streams: The streams, e.g. `.all.subtracting(.pluginData)`.
+    ///   - tags: For ``Streams/pluginData``: which tags it receives (nil keeps the current filter, initially all).
+    public func subscribe(_ plugin: Plugin, to streams: Streams, tags: TagFilter? = nil) {
+        subscription(of: plugin)?.subscribe(streams, tags: tags)
+    }
+
+    /// Unsubscribes a plugin from streams; undelivered progress of those streams is dropped.
+    public func unsubscribe(_ plugin: Plugin, from streams: Streams) {
+        subscription(of: plugin)?.unsubscribe(streams)
+    }
+
+    /// The streams a plugin is subscribed to.
+    public func subscriptions(of plugin: Plugin) -> Streams {
+        subscription(of: plugin)?.mask ?? .none
+    }
+
+    /// Sends data to every plugin subscribed to ``Streams/pluginData`` whose tag filter passes `tag`, except the
+    /// sender.
+    /// - Parameters:
+    ///   - tag: A namespaced identifier (`com.example.bar.visible`; `primekit.` is the engine's).
+    ///   - data: An immutable value.
+    ///   - sender: The plugin sending it (not delivered back to it).
+    public func broadcast(tag: String, data: any Sendable, from sender: Plugin?) {
+        let event = EngineEvent.pluginData(PluginData(tag: tag, data: data, sender: sender?.name))
+        for subscriber in published.current where sender == nil || !subscriber.owns(sender!) {
+            subscriber.offer(event)
+        }
+    }
+
+    // MARK: - Settings
+
+    /// Commits the requested and overridden settings and applies them: workers and slice length at once, the
+    /// progress interval to jobs submitted afterwards, the checkpoint interval to the store. The state directory
+    /// and BPSW limit are read when an engine starts; the digit limit is capped at the one the engine started with.
+    /// - Returns: What changed (also sent on the lifecycle stream).
+    @discardableResult
+    public func applySettings() -> [SettingChange] {
+        let (effective, changes) = settings.commit()
+        for change in changes {
+            switch change.name {
+            case .maxConcurrentJobs:
+                queue.maxConcurrentJobs = max(1, effective.maxConcurrentJobs)
+            case .sliceDuration:
+                queue.sliceDuration = effective.sliceDuration
+            case .checkpointInterval:
+                store?.setInterval(effective.checkpointInterval)
+            case .progressInterval, .stateDirectory, .maxDigits, .bpswDigits:
+                break
+            }
+        }
+        if !changes.isEmpty { emit(.lifecycle(.settingsApplied(changes))) }
+        return changes
+    }
+
+    // MARK: - Shutdown
+
+    /// What ``shutdown()`` did.
+    public struct ShutdownReport: Sendable {
+        /// The checkpoints of the unfinished jobs (paused at their slice boundary), by job id.
+        public var checkpoints: [JobID: Checkpoint] = [:]
+        /// Plugins dropped although they still refused to stop, with their reasons.
+        public var forcedPlugins: [String: String] = [:]
+    }
+
+    /// Shuts down: running jobs pause at their next slice, every checkpoint is made durable (with a state
+    /// directory), each plugin is stopped (a refusal is retried for ``Options/stopTimeout``, then the plugin is
+    /// dropped and reported), and the queue is torn down. Afterwards submissions throw `queueShutDown`.
+    public func shutdown() async -> ShutdownReport {
+        let first = registry.withLock { registry in
+            defer { registry.shutDown = true }
+            return !registry.shutDown
+        }
+        var report = ShutdownReport()
+        guard first else { return report }
+        emit(.lifecycle(.shuttingDown))
+        _ = await queue.enterBackground()
+        for job in queue.jobs {
+            if let checkpoint = try? await job.checkpoint() { report.checkpoints[job.id] = checkpoint }
+        }
+        await store?.persistNow()
+        let deadline = ContinuousClock.now + options.stopTimeout
+        let subscriptions = registry.withLock { $0.subscriptions }
+        for subscription in subscriptions.reversed() {
+            guard let plugin = subscription.plugin else { continue }
+            if case .refused(let reason) = await stopWithRetries(plugin, until: deadline) {
+                report.forcedPlugins[subscription.name] = reason
+                self.report(EngineError(.pluginForcedToStop,
+                                   "plugin \(subscription.name) still refused to stop (\(reason)); dropped",
+                                   plugin: subscription.name))
+            }
+            drop(subscription)
+            _ = await subscription.waitUntilEnded(timeout: .milliseconds(200))
+        }
+        await queue.tearDown(.cancel)
+        return report
+    }
+}
+
+/// The installed subscriptions as an immutable array, replaced on every change: what the hot path reads.
+final class SubscriberList: Sendable {
+    private let storage = Mutex<[PluginSubscription]>([])
+
+    var current: [PluginSubscription] {
+        get { storage.withLock(anchoredTo: self) { $0 } }
+        set { storage.withLock(anchoredTo: self) { $0 = newValue } }
+    }
+}
