@@ -24,7 +24,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let core: Mutex<JobCore>
 
     init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
-         priority: JobPriority, pieces: [PieceState], injectedFailure: PrimeKitError? = nil, scheduler: Scheduler) {
+         priority: JobPriority, pieces: PieceList, injectedFailure: PrimeKitError? = nil, scheduler: Scheduler) {
         self.injectedFailure = injectedFailure
         self.pieceCount = pieces.count
         self.id = id

@@ -53,7 +53,7 @@ final class JobCoreExtras: @unchecked Sendable {
 struct JobCore: Sendable {
     var state: JobState = .pending
     var priority: JobPriority
-    var pieces: [PieceState]
+    var pieces: PieceList
 
     var pauseRequest: PauseOrigin?
     var pausedBy: PauseOrigin?
@@ -156,7 +156,7 @@ struct JobCore: Sendable {
         set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependents = newValue } }
     }
 
-    init(priority: JobPriority, pieces: [PieceState]) {
+    init(priority: JobPriority, pieces: PieceList) {
         self.priority = priority
         self.pieces = pieces
     }

@@ -21,3 +21,33 @@ struct PieceState: Sendable {
     /// The factors found so far by this piece.
     var factors: [PrimeFactor] = []
 }
+
+/// A job's pieces: the first one stored inline, the rest (a split job's) in an array, so the common one-piece job
+/// costs no extra allocation.
+struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
+    private var head: PieceState
+    private var tail: [PieceState]
+
+    /// One piece.
+    init(_ piece: PieceState) {
+        head = piece
+        tail = []
+    }
+
+    /// At least one piece.
+    init(_ pieces: [PieceState]) {
+        precondition(!pieces.isEmpty, "a job has at least one piece")
+        head = pieces[0]
+        tail = Array(pieces.dropFirst())
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { 1 + tail.count }
+
+    subscript(position: Int) -> PieceState {
+        get { position == 0 ? head : tail[position - 1] }
+        _modify {
+            if position == 0 { yield &head } else { yield &tail[position - 1] }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 struct PreparedJob: Sendable {
     var kind: JobKind
     var candidate: String
-    var pieces: [PieceState]
+    var pieces: PieceList
     var estimatedWork: Double
     var priority: JobPriority
     var progressInterval: Duration
@@ -51,20 +51,20 @@ struct PreparedJob: Sendable {
                 pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel))
                 low = high + 1
             }
-            self.pieces = pieces
+            self.pieces = PieceList(pieces)
         } else {
             var piece = PieceState(from: request.from, bound: request.bound, weight: 1)
             if request.from != nil || request.bound != nil {
                 piece.kernel = try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound,
                                                     limits: limits)
             }
-            pieces = [piece]
+            pieces = PieceList(piece)
         }
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one.
     private static func restore(_ checkpoint: Checkpoint, limits: KernelLimits) throws(PrimeKitError)
-        -> (String, [PieceState], Double)
+        -> (String, PieceList, Double)
     {
         var pieces: [PieceState] = []
         var candidate: String?
@@ -94,6 +94,6 @@ struct PreparedJob: Sendable {
         for index in pieces.indices { pieces[index].weight = lengths[index] / total }
         let text = candidate ?? ""
         let work = max(1, total * CandidateText.unitsPerDivisor(digits: text.utf8.count))
-        return (text, pieces, work)
+        return (text, PieceList(pieces), work)
     }
 }
