@@ -1,0 +1,332 @@
+import Foundation
+import Testing
+@testable import PrimeKit
+
+@Suite(.timeLimit(.minutes(3))) struct EnginePluginTests {
+    @Test func lifecycleIsInitializeThenEventsThenStop() async throws {
+        let engine = await Engine.testing()
+        let probe = Probe("probe", streams: .results)
+        #expect(engine.add(probe, arguments: ["mode": "test"]))
+        #expect(engine.plugins.map(\.name) == ["probe"])
+        #expect(!engine.add(probe))  // a plugin is installed once
+        let job = try engine.submit(.isPrime(1301081))
+        _ = try await job.result
+        await probe.wait { $0.count(of: .results) == 1 }
+        #expect(await engine.remove(probe) == .removed)
+        #expect(probe.lifecycle == ["initialize [\"mode\"]", "receive", "stop"])
+        #expect(engine.plugins.isEmpty)
+        #expect(await engine.remove(probe) == .notInstalled)
+        _ = try await engine.submit(.isPrime(179402471)).result
+        #expect(probe.events.count == 1)  // nothing after removal
+        _ = await engine.shutdown()
+    }
+
+    @Test func initializeReturningFalseStopsAndDropsThePlugin() async {
+        let engine = await Engine.testing()
+        let watcher = Probe("watcher", streams: [.errors])
+        engine.add(watcher)
+        let failing = Probe("failing")
+        failing.initializeAnswer = false
+        #expect(!engine.add(failing))
+        #expect(failing.lifecycle == ["initialize []", "stop"])
+        #expect(engine.plugins.map(\.name) == ["watcher"])
+        await watcher.wait { events in
+            events.contains { if case .error(let e) = $0 { e.kind == .pluginInitializeFailed } else { false } }
+        }
+        _ = await engine.shutdown()
+    }
+
+    @Test func aRefusedStopIsReportedAndRetried() async {
+        let engine = await Engine.testing()
+        let watcher = Probe("watcher", streams: [.errors, .lifecycle])
+        engine.add(watcher)
+        let busy = Probe("busy")
+        busy.stopAnswers = [.refused(reason: "write in flight")]
+        engine.add(busy)
+        // Asked once: refused, and still installed.
+        #expect(await engine.remove(busy) == .refused(reason: "write in flight"))
+        #expect(engine.plugins.contains { $0 === busy })
+        await watcher.wait { events in
+            events.contains { if case .error(let e) = $0 { e.kind == .pluginStopRefused && e.plugin == "busy" }
+                              else { false } }
+                && events.contains { if case .lifecycle(.pluginStopRefused("busy", "write in flight")) = $0 { true }
+                                     else { false } }
+        }
+        // With retries: refused twice, then stops.
+        busy.stopAnswers = [.refused(reason: "a"), .refused(reason: "b")]
+        #expect(await engine.remove(busy, retryFor: .seconds(30)) == .removed)
+        #expect(busy.lifecycle.filter { $0 == "stop" }.count == 4)
+        _ = await engine.shutdown()
+    }
+
+    @Test func shutdownWaitsABoundedTimeForARefusingPlugin() async {
+        let engine = await Engine.testing()  // stopTimeout 100 ms
+        let stubborn = Probe("stubborn")
+        stubborn.stopAnswers = Array(repeating: .refused(reason: "never"), count: 10_000)
+        let polite = Probe("polite")
+        engine.add(polite)
+        engine.add(stubborn)
+        let report = await engine.shutdown()
+        #expect(report.forcedPlugins == ["stubborn": "never"])
+        #expect(engine.plugins.isEmpty)
+        #expect(polite.lifecycle.last == "stop")
+        #expect(throws: PrimeKitError.self) { try engine.submit(.isPrime(7)) }
+        #expect(!engine.add(Probe("late")))
+    }
+
+    @Test func nothingIsRetainedAfterRemoval() async throws {
+        let engine = await Engine.testing()
+        weak var weakProbe: Probe?
+        do {
+            let probe = Probe("transient", streams: .all)
+            weakProbe = probe
+            engine.add(probe)
+            _ = try await engine.submit(.isPrime(1301081)).result
+            await probe.wait { $0.count(of: .results) == 1 }
+            #expect(await engine.remove(probe) == .removed)
+        }
+        #expect(weakProbe == nil)
+        // Also when the engine shuts down.
+        do {
+            let probe = Probe("until shutdown")
+            weakProbe = probe
+            engine.add(probe)
+        }
+        _ = await engine.shutdown()
+        #expect(weakProbe == nil)
+    }
+}
+
+@Suite(.timeLimit(.minutes(3))) struct EngineStreamTests {
+    @Test func streamsAreAnOptionSet() {
+        #expect(Streams.all.subtracting(.pluginData) == [.progress, .results, .errors, .lifecycle])
+        #expect(Streams.none.isEmpty)
+        #expect(Streams.all.contains(.lifecycle))
+        #expect(Streams([.results, .errors]).union(.progress).rawValue == 0b111)
+        #expect("\(Streams.all.subtracting(.progress))" == "[results, errors, pluginData, lifecycle]")
+    }
+
+    @Test func eachPluginGetsExactlyTheStreamsItSubscribedTo() async throws {
+        let engine = await Engine.testing()
+        let everything = Probe("everything", streams: .all)
+        let allButData = Probe("allButData", streams: .all.subtracting(.pluginData))
+        let resultsOnly = Probe("resultsOnly", streams: .results)
+        let nothing = Probe("nothing", streams: .none)
+        let sender = Probe("sender", streams: .none)
+        for plugin in [everything, allButData, resultsOnly, nothing, sender] { engine.add(plugin) }
+        let job = try engine.submit(.factor(Slow.prime64).progressInterval(.zero))
+        await everything.wait { $0.count(of: .progress) >= 3 }
+        job.cancel()
+        _ = try? await job.result
+        _ = try? await engine.submit(JobRequest.isPrime(91).failing("boom")).result
+        engine.broadcast(tag: "test.hello", data: 42, from: sender)
+        engine.broadcast(tag: "test.last", data: 0, from: sender)
+        for probe in [everything, allButData] {
+            await probe.wait { $0.count(of: .results) == 2 && $0.count(of: .errors) == 1 }
+        }
+        await everything.wait { $0.count(of: .pluginData) == 2 }
+        await resultsOnly.wait { $0.count(of: .results) == 2 }
+        let a = everything.events, b = allButData.events, c = resultsOnly.events
+        #expect(a.count(of: .progress) > 0 && a.count(of: .lifecycle) > 0)
+        await allButData.wait { $0.count(of: .progress) > 0 }
+        #expect(b.count(of: .lifecycle) > 0 && b.count(of: .pluginData) == 0)
+        #expect(c.allSatisfy { $0.stream == .results })
+        #expect(nothing.events.isEmpty && sender.events.isEmpty)
+        // A result is the last event about its job.
+        let lastForJob = a.lastIndex { if case .progress(let p) = $0 { p.jobID == job.id } else { false } }!
+        let finished = a.firstIndex { if case .finished(let f) = $0 { f.jobID == job.id } else { false } }!
+        #expect(lastForJob < finished)
+        #expect(engine.subscriptions(of: allButData) == .all.subtracting(.pluginData))
+        // Unsubscribing.
+        engine.unsubscribe(everything, from: .all.subtracting(.lifecycle))
+        #expect(engine.subscriptions(of: everything) == .lifecycle)
+        _ = await engine.shutdown()
+    }
+
+    @Test func broadcastSkipsTheSenderAndFiltersByTag() async {
+        let engine = await Engine.testing()
+        let sender = Probe("sender", streams: .pluginData)
+        let all = Probe("all", streams: .pluginData)
+        let exact = Probe("exact", streams: .pluginData, tags: .exactly(["com.example.a"]))
+        let prefix = Probe("prefix", streams: .pluginData, tags: .prefixes(["com.example."]))
+        let other = Probe("other", streams: .pluginData, tags: .prefixes(["org.other."]))
+        let deaf = Probe("deaf", streams: .all.subtracting(.pluginData))
+        for plugin in [sender, all, exact, prefix, other, deaf] { engine.add(plugin) }
+        engine.broadcast(tag: "com.example.a", data: "A", from: sender)
+        engine.broadcast(tag: "com.example.b", data: "B", from: sender)
+        engine.broadcast(tag: "org.other.c", data: "C", from: sender)
+        engine.broadcast(tag: "org.other.end", data: "end", from: all)  // all does not get its own
+        await all.wait { $0.count(of: .pluginData) == 3 }
+        await exact.wait { $0.count(of: .pluginData) == 1 }
+        await prefix.wait { $0.count(of: .pluginData) == 2 }
+        await other.wait { $0.count(of: .pluginData) == 2 }
+        await sender.wait { $0.count(of: .pluginData) == 1 }
+        #expect(all.pluginData().map(\.tag) == ["com.example.a", "com.example.b", "org.other.c"])
+        #expect(exact.pluginData().map { $0.data as? String } == ["A"])
+        #expect(prefix.pluginData().map(\.tag) == ["com.example.a", "com.example.b"])
+        #expect(other.pluginData().map(\.tag) == ["org.other.c", "org.other.end"])
+        #expect(sender.pluginData().map(\.sender) == ["all"])
+        #expect(all.pluginData().allSatisfy { $0.sender == "sender" })
+        _ = await engine.shutdown()
+        #expect(deaf.pluginData().isEmpty)
+    }
+
+    @Test func aBlockedPluginStallsNeitherWorkersNorOtherPlugins() async throws {
+        let engine = await Engine.testing()
+        let stuck = Probe("stuck", streams: .all, blocked: true)
+        let healthy = Probe("healthy", streams: [.results, .progress])
+        engine.add(stuck)
+        engine.add(healthy)
+        engine.broadcast(tag: "test.first", data: 0, from: nil)  // stuck is now inside receive, blocked
+        let count = 2_000
+        let jobs = try engine.submit(contentsOf: (0..<count).map { .isPrime(1_000 + $0).progressInterval(.zero) })
+        for job in jobs { _ = try await job.result }
+        await healthy.wait { $0.count(of: .results) == count }
+        #expect(engine.queue.counts.succeeded == count)
+        #expect(stuck.events.isEmpty)
+        // Progress was coalesced for the stuck plugin; results are all kept.
+        stuck.gate!.signal()
+        for _ in 0..<(count * 4) { stuck.gate!.signal() }
+        await stuck.wait { $0.count(of: .results) == count }
+        #expect(Set(stuck.completions().map(\.jobID)) == Set(jobs.map(\.id)))
+        #expect(stuck.events.count(of: .progress) <= count)
+        _ = await engine.shutdown()
+    }
+
+    @Test func lifecycleEventsReportPluginsSettingsAndSuspension() async {
+        let engine = await Engine.testing()
+        let watcher = Probe("watcher", streams: .lifecycle)
+        engine.add(watcher)
+        let other = Probe("other", streams: .none)
+        engine.add(other)
+        await engine.remove(other)
+        engine.settings.request(.maxConcurrentJobs, 3, by: "watcher")
+        engine.applySettings()
+        await engine.suspend()
+        engine.resume()
+        await watcher.wait { $0.count >= 5 }
+        let names = watcher.events.compactMap { event -> String? in
+            guard case .lifecycle(let l) = event else { return nil }
+            switch l {
+            case .pluginAdded(let n): return "added \(n)"
+            case .pluginRemoved(let n): return "removed \(n)"
+            case .settingsApplied(let changes): return "applied \(changes.map(\.name))"
+            case .suspended: return "suspended"
+            case .resumed: return "resumed"
+            default: return nil
+            }
+        }
+        #expect(names == ["added watcher", "added other", "removed other", "applied [maxConcurrentJobs]", "suspended", "resumed"])
+        _ = await engine.shutdown()
+    }
+}
+
+@Suite(.timeLimit(.minutes(3))) struct EngineSettingsTests {
+    @Test func requestsKeepOnlyTheBetterValue() async throws {
+        let engine = await Engine.testing { settings, _ in
+            settings.progressInterval = .milliseconds(100)
+            settings.maxConcurrentJobs = 2
+        }
+        let s = engine.settings
+        // Shorter interval wins; a worse request is refused; equal is accepted.
+        #expect(s.request(.progressInterval, .milliseconds(50), by: "a"))
+        #expect(!s.request(.progressInterval, .milliseconds(80), by: "b"))
+        #expect(s.request(.progressInterval, .milliseconds(50), by: "c"))
+        #expect(s.request(.progressInterval, .milliseconds(10), by: "d"))
+        // More workers win, shorter slices win, shorter checkpoint interval wins.
+        #expect(s.request(.maxConcurrentJobs, 3, by: "a"))
+        #expect(!s.request(.maxConcurrentJobs, 1, by: "b"))
+        #expect(s.request(.sliceDuration, .milliseconds(1), by: "a"))
+        #expect(!s.request(.sliceDuration, .milliseconds(5), by: "b"))
+        #expect(!s.request(.checkpointInterval, .seconds(1), by: "a"))  // current is 20 ms
+        // Nothing changes before apply.
+        #expect(s.effective.progressInterval == .milliseconds(100))
+        #expect(s.hasPendingChanges)
+        #expect(engine.queue.maxConcurrentJobs == 2)
+        let changes = engine.applySettings()
+        #expect(Set(changes.map(\.name)) == [.progressInterval, .maxConcurrentJobs, .sliceDuration])
+        #expect(changes.first { $0.name == .progressInterval }?.newValue == "10 ms")
+        #expect(s.effective.progressInterval == .milliseconds(10))
+        #expect(s.sources[.progressInterval] == .requested(by: "d"))
+        #expect(s.sources[.checkpointInterval] == .configured)
+        #expect(engine.queue.maxConcurrentJobs == 3)
+        #expect(engine.queue.sliceDuration == .milliseconds(1))
+        // A request is compared with the committed value too.
+        #expect(!s.request(.progressInterval, .milliseconds(20), by: "e"))
+        #expect(engine.applySettings().isEmpty)
+        // Jobs submitted afterwards use the effective progress interval unless they chose one.
+        #expect(try engine.submit(.isPrime(7)).progressInterval == .milliseconds(10))
+        #expect(try engine.submit(.isPrime(7).progressInterval(.seconds(1))).progressInterval == .seconds(1))
+        _ = await engine.shutdown()
+    }
+
+    @Test func overridesForceAndNilClears() async {
+        let engine = await Engine.testing { settings, _ in settings.progressInterval = .milliseconds(100) }
+        let s = engine.settings
+        s.request(.progressInterval, .milliseconds(10), by: "fast")
+        s.override(.progressInterval, .milliseconds(500), by: "saver")
+        var changes = engine.applySettings()
+        #expect(changes.map(\.description) == ["progressInterval: 100 ms → 500 ms (overridden by saver)"])
+        // A better request while overridden is recorded but the override holds.
+        s.request(.progressInterval, .milliseconds(5), by: "faster")
+        changes = engine.applySettings()
+        #expect(changes.isEmpty)
+        #expect(s.effective.progressInterval == .milliseconds(500))
+        // The last override before apply wins.
+        s.override(.progressInterval, .milliseconds(300), by: "x")
+        s.override(.progressInterval, .milliseconds(400), by: "y")
+        engine.applySettings()
+        #expect(s.effective.progressInterval == .milliseconds(400))
+        #expect(s.sources[.progressInterval] == .overridden(by: "y"))
+        // Clearing returns the negotiated value.
+        s.override(.progressInterval, nil, by: "y")
+        changes = engine.applySettings()
+        #expect(changes.map(\.description) == ["progressInterval: 400 ms → 5 ms (requested by faster)"])
+        _ = await engine.shutdown()
+    }
+
+    @Test func settingsWithoutPrecedenceActAsOverrides() async throws {
+        let engine = await Engine.testing()
+        let s = engine.settings
+        let probe = Probe("limits")
+        engine.add(probe)
+        #expect(s.request(.maxDigits, 5, by: probe))
+        #expect(s.request(.maxDigits, 8, by: "second"))  // no precedence: the later one replaces it
+        #expect(s.request(.stateDirectory, "/tmp/elsewhere", by: "third"))
+        let changes = engine.applySettings()
+        #expect(Set(changes.map(\.name)) == [.maxDigits, .stateDirectory])
+        #expect(s.effective.maxDigits == 8)
+        #expect(s.sources[.maxDigits] == .overridden(by: "second"))
+        #expect(throws: PrimeKitError.self) { try engine.submit(.isPrime("123456789")) }
+        #expect(engine.store == nil)  // the state directory is read when an engine starts
+        s.override(.maxDigits, nil)
+        engine.applySettings()
+        #expect(try engine.submit(.isPrime("123456789")).kind == .isPrime)
+        _ = await engine.shutdown()
+    }
+}
+
+@Suite(.timeLimit(.minutes(3))) struct LoggingPluginTests {
+    @Test func logsLevelsWithJobIDs() async throws {
+        let capture = LogCapture()
+        let engine = await Engine.testing()
+        engine.add(LoggingPlugin(logger: capture.logger(), streams: .all))
+        let ok = try engine.submit(.isPrime(1301081))
+        _ = try await ok.result
+        let long = try engine.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        await capture.wait { records in records.contains { $0.level == .trace && $0.metadata["job"] == "\(long.id)" } }
+        long.cancel()
+        let bad = try engine.submit(JobRequest.isPrime(91).failing("boom"))
+        _ = try? await bad.result
+        engine.broadcast(tag: "test.x", data: 1, from: nil)
+        await capture.wait { records in
+            records.contains { $0.level == .error && $0.metadata["job"] == "\(bad.id)" }
+                && records.contains { $0.level == .info && $0.metadata["job"] == "\(ok.id)" }
+                && records.contains { $0.level == .debug && $0.message == "plugin data test.x" }
+        }
+        let records = capture.records
+        #expect(records.contains { $0.level == .warning && $0.metadata["job"] == "\(bad.id)" })
+        #expect(records.contains { $0.level == .notice && $0.message.contains("pluginAdded") })
+        _ = await engine.shutdown()
+    }
+}
