@@ -97,7 +97,6 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
 
     public func initialize(engine: Engine, arguments: [String: any Sendable]) -> Bool {
         self.engine = engine
-        engine.subscribe(self, to: .results)
         condition.withLock { state.threadRunning = true }
         let thread = Thread { [self] in run() }
         thread.name = "primekit.store"
@@ -114,8 +113,9 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         return .stopped
     }
 
-    public func receive(_ event: EngineEvent) {
-        guard case .finished(let completion) = event else { return }
+    /// Called by the engine on the thread that finished the job, before anyone awaiting its result resumes (so
+    /// ``persistNow()`` after `await job.result` includes it). Only queues it for the store thread.
+    func jobFinished(_ completion: JobCompletion) {
         condition.withLock {
             state.completions.append(completion)
             condition.signal()

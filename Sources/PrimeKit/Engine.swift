@@ -191,6 +191,7 @@ public final class Engine: Sendable {
     /// Routes one job's progress and completion to the subscribers.
     private func attach(_ job: Job) {
         let published = self.published
+        let store = self.store
         job.addObserver(JobObserver(
             progress: { progress in
                 Engine.deliver(.progress(progress), to: published)
@@ -203,6 +204,8 @@ public final class Engine: Sendable {
                 case .cancelled(let reason): completion = .cancelled(reason)
                 }
                 let event = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: completion)
+                // The store hears of it before anyone awaiting the result resumes.
+                store?.jobFinished(event)
                 Engine.deliver(.finished(event), to: published)
                 if case .failed(let error) = completion {
                     Engine.deliver(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",

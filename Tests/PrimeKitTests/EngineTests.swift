@@ -114,7 +114,7 @@ import Testing
         let nothing = Probe("nothing", streams: .none)
         let sender = Probe("sender", streams: .none)
         for plugin in [everything, allButData, resultsOnly, nothing, sender] { engine.add(plugin) }
-        let job = try engine.submit(.factor(Slow.prime64).progressInterval(.zero))
+        let job = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero))
         await everything.wait { $0.count(of: .progress) >= 3 }
         job.cancel()
         _ = try? await job.result
@@ -313,7 +313,7 @@ import Testing
         engine.add(LoggingPlugin(logger: capture.logger(), streams: .all))
         let ok = try engine.submit(.isPrime(1301081))
         _ = try await ok.result
-        let long = try engine.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        let long = try engine.submit(.isPrime(Slow.prime64).splitting(false).progressInterval(.zero))
         await capture.wait { records in records.contains { $0.level == .trace && $0.metadata["job"] == "\(long.id)" } }
         long.cancel()
         let bad = try engine.submit(JobRequest.isPrime(91).failing("boom"))
