@@ -347,19 +347,22 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
         return rc;
     if ((rc = field(r, "window-residue", &v, &n)) != PK_OK)
         return rc;
-    mpz_ptr res = job->win_node[0];
-    if ((rc = set_mpz(res, v, n)) != PK_OK)
-        return rc;
-    if (w[0] == 0) {
+    mpz_t res;
+    mpz_init(res);
+    rc = set_mpz(res, v, n);
+    if (rc == PK_OK && w[0] == 0) {
         if (w[1] || w[2] || w[3] || mpz_cmp_ui(res, 1) != 0)
-            return PK_E_CHECKPOINT_STATE;
-        mpz_set_ui(res, 0);
-    } else {
+            rc = PK_E_CHECKPOINT_STATE;
+    } else if (rc == PK_OK) {
         if (w[0] != job->next || w[1] <= w[0] || w[1] > job->bound + 1 || job->done ||
             mpz_sgn(res) <= 0 || mpz_cmp(res, job->cof) >= 0)
-            return PK_E_CHECKPOINT_STATE;
-        pk_tdgmp_window_restore(job, w[1], w[2], w[3]);
+            rc = PK_E_CHECKPOINT_STATE;
+        else
+            rc = pk_tdgmp_window_restore(job, w[1], w[2], w[3], res);
     }
+    mpz_clear(res);
+    if (rc != PK_OK)
+        return rc;
     return r->p == r->end ? PK_OK : PK_E_CHECKPOINT;
 }
 

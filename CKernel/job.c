@@ -16,8 +16,6 @@ pk_job *pk_job_alloc(void)
     atomic_init(&job->interrupt, 0);
     mpz_init(job->n);
     mpz_init(job->cof);
-    for (unsigned i = 0; i < 64; i++)
-        mpz_init(job->win_node[i]);
     pk_sieve_init(&job->sieve);
     job->max_digits = PK_DEFAULT_MAX_DIGITS;
     job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
@@ -35,8 +33,6 @@ void pk_job_destroy(pk_job *job)
     free(job->ckpt_text);
     mpz_clear(job->n);
     mpz_clear(job->cof);
-    for (unsigned i = 0; i < 64; i++)
-        mpz_clear(job->win_node[i]);
     pk_tdgmp_release(job);
     pk_sieve_free(&job->sieve);
     free(job);
@@ -58,6 +54,10 @@ int pk_job_take_interrupt(pk_job *job)
 /* min(cap, floor(sqrt(v))) without a square root of a huge v. */
 static uint64_t sqrt_capped(const mpz_t v, uint64_t cap)
 {
+    if (mpz_sizeinbase(v, 2) <= 64) {
+        uint64_t r = pk_isqrt_u64(mpz_get_ui(v));
+        return r < cap ? r : cap;
+    }
     if (mpz_sizeinbase(v, 2) > 128)
         return cap; /* the root is at least 2^64 */
     mpz_t r;
@@ -118,9 +118,10 @@ int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e)
 
 int pk_job_divide_out(pk_job *job, uint64_t d)
 {
-    /* A range that starts above 2 can meet composites whose primes lie
-       below it: only proven primes are divided out. */
-    if (!pk_is_prime_u64(d))
+    /* Divisors are tried in ascending order: from 2, every hit is prime. A
+       range that starts above 2 can meet composites whose primes lie below
+       it: there only proven primes are divided out. */
+    if (job->from > 2 && !pk_is_prime_u64(d))
         return 0;
     uint64_t e = 0;
     while (mpz_divisible_ui_p(job->cof, d)) {
@@ -146,11 +147,16 @@ int pk_job_finish(pk_job *job)
         /* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
         int proven = 0;
         if (job->from <= 2) {
-            mpz_t sq;
-            mpz_init_set_ui(sq, job->next);
-            mpz_mul(sq, sq, sq);
-            proven = mpz_cmp(sq, job->cof) > 0;
-            mpz_clear(sq);
+            if (mpz_sizeinbase(job->cof, 2) <= 64) {
+                pk_u128 sq = (pk_u128)job->next * job->next;
+                proven = sq > (pk_u128)mpz_get_ui(job->cof);
+            } else {
+                mpz_t sq;
+                mpz_init_set_ui(sq, job->next);
+                mpz_mul(sq, sq, sq);
+                proven = mpz_cmp(sq, job->cof) > 0;
+                mpz_clear(sq);
+            }
         }
         int bpsw = -1;
         if (!proven) {

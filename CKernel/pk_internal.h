@@ -138,6 +138,8 @@ void pk_cache_put(pk_cache *c, unsigned level, uint64_t i, const mpz_t product, 
 
 /* Deterministic primality for 64-bit values (BPSW via GMP is exact there). */
 int pk_is_prime_u64(uint64_t n);
+/* floor(sqrt(n)). */
+uint64_t pk_isqrt_u64(uint64_t n);
 /* BPSW: 2 = proven (below 2^64), 1 = probable prime, 0 = composite. */
 int pk_bpsw(const mpz_t n);
 
@@ -155,6 +157,14 @@ size_t pk_decimal_length(const mpz_t v);
 int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 
 /* ------------------------------------------------------------ job */
+
+/* The nodes of an open GMP window (td_gmp.c). */
+typedef struct pk_window_stack {
+    mpz_t node[64];
+    unsigned level[64];
+    long count[64];
+    uint64_t index[64];
+} pk_window_stack;
 
 typedef struct pk_factor {
     mpz_t prime;
@@ -197,10 +207,7 @@ struct pk_job {
     int win_open;
     uint64_t win_pos, win_tested, win_work, win_bits;
     unsigned win_depth;
-    mpz_t win_node[64];
-    unsigned win_level[64];
-    long win_count[64];
-    uint64_t win_index[64];
+    struct pk_window_stack *ws; /* allocated on the first window */
     int no_window;              /* force word products (splitting a gcd) */
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
@@ -240,8 +247,9 @@ void pk_tdgmp_release(pk_job *job);
 int pk_tdgmp_flush(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
-/* Reopen a window from a checkpoint; win_node[0] holds its residue. */
-void pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work);
+/* Reopen a window from a checkpoint with the given residue. */
+int pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work,
+                            const mpz_t residue);
 
 /* Internal outcome of a path call. */
 enum {

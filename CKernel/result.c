@@ -66,6 +66,64 @@ static int cmp_mpz(const void *a, const void *b)
     return mpz_cmp(*(const mpz_t *)a, *(const mpz_t *)b);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Decimal digits of v at the end of tmp[20]; returns the first. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+/* Every divisor of a 64-bit candidate, in machine words (the common case of
+   small isPrime answers: no GMP on the way). */
+static int divisors_u64(const pk_job *job, size_t total, char *buf, size_t cap, size_t *len)
+{
+    uint64_t stack[256];
+    uint64_t *d = total <= 256 ? stack : malloc(total * sizeof *d);
+    if (!d)
+        return PK_E_NOMEM;
+    size_t have = 1;
+    d[0] = 1;
+    for (size_t i = 0; i < job->factor_count; i++) {
+        uint64_t p = mpz_get_ui(job->factors[i].prime);
+        size_t base = have;
+        for (uint64_t k = 1; k <= job->factors[i].exponent; k++)
+            for (size_t j = 0; j < base; j++, have++)
+                d[have] = d[(size_t)(k - 1) * base + j] * p;
+    }
+    qsort(d, have, sizeof *d, cmp_u64);
+    char small[4096];
+    size_t need = have * 21;
+    char *s = need <= sizeof small ? small : malloc(need);
+    int rc = PK_E_NOMEM;
+    if (s) {
+        size_t at = 0;
+        char tmp[20];
+        for (size_t i = 0; i < have; i++) {
+            if (i)
+                s[at++] = ' ';
+            char *first = u64_digits(d[i], tmp + sizeof tmp);
+            size_t n = (size_t)(tmp + sizeof tmp - first);
+            memcpy(s + at, first, n);
+            at += n;
+        }
+        rc = pk_emit(s, at, buf, cap, len);
+        if (s != small)
+            free(s);
+    }
+    if (d != stack)
+        free(d);
+    return rc;
+}
+
 int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_t cap, size_t *len,
                     size_t *count)
 {
@@ -89,6 +147,9 @@ int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_t cap, 
         *count = total;
     if (total > max_count)
         return PK_E_TOO_MANY;
+
+    if (mpz_sizeinbase(job->n, 2) <= 64)
+        return divisors_u64(job, total, buf, cap, len);
 
     mpz_t *d = malloc(total * sizeof *d);
     if (!d)

@@ -24,17 +24,6 @@ void pk_sieve_free(pk_sieve *s)
     pk_sieve_init(s);
 }
 
-static uint64_t isqrt64(uint64_t n)
-{
-    uint64_t r = 0;
-    for (int bit = 31; bit >= 0; bit--) {
-        uint64_t t = r | (UINT64_C(1) << bit);
-        if (t * t <= n)
-            r = t;
-    }
-    return r;
-}
-
 /* Make base hold every odd prime <= limit (limit < 2^32). */
 static int grow_base(pk_sieve *s, uint64_t limit)
 {
@@ -101,7 +90,7 @@ long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out)
         out[count++] = 2;
     uint64_t even_lo = lo & ~UINT64_C(1);
     uint64_t top = hi - 1;
-    uint64_t need = isqrt64(top);
+    uint64_t need = pk_isqrt_u64(top);
     /* Grow the base with headroom so it is rebuilt rarely. */
     if (need > s->base_limit) {
         uint64_t want = need < 65536 ? 65536 : need + need / 2;

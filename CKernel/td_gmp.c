@@ -56,6 +56,25 @@ void pk_tdgmp_release(pk_job *job)
     free(job->tree);
     job->tree = NULL;
     job->tree_cap = 0;
+    if (job->ws) {
+        for (unsigned i = 0; i < 64; i++)
+            mpz_clear(job->ws->node[i]);
+        free(job->ws);
+        job->ws = NULL;
+    }
+}
+
+static int ensure_window_stack(pk_job *job)
+{
+    if (job->ws)
+        return PK_OK;
+    pk_window_stack *ws = malloc(sizeof *ws);
+    if (!ws)
+        return PK_E_NOMEM;
+    for (unsigned i = 0; i < 64; i++)
+        mpz_init(ws->node[i]);
+    job->ws = ws;
+    return PK_OK;
 }
 
 static int ensure_primes_buffer(pk_job *job)
@@ -216,21 +235,21 @@ static long range_product(pk_job *job, uint64_t lo, uint64_t hi, mpz_t out)
 static void push_node(pk_job *job, unsigned level, uint64_t index, long count)
 {
     unsigned d = job->win_depth++;
-    job->win_level[d] = level;
-    job->win_index[d] = index;
-    job->win_count[d] = count;
+    job->ws->level[d] = level;
+    job->ws->index[d] = index;
+    job->ws->count[d] = count;
     while (job->win_depth >= 2) {
         unsigned top = job->win_depth - 1;
-        unsigned l = job->win_level[top];
-        uint64_t i = job->win_index[top];
-        if (job->win_level[top - 1] != l || job->win_index[top - 1] + 1 != i || (i & 1) == 0)
+        unsigned l = job->ws->level[top];
+        uint64_t i = job->ws->index[top];
+        if (job->ws->level[top - 1] != l || job->ws->index[top - 1] + 1 != i || (i & 1) == 0)
             break;
-        mpz_mul(job->win_node[top - 1], job->win_node[top - 1], job->win_node[top]);
-        job->win_level[top - 1] = l + 1;
-        job->win_index[top - 1] = i >> 1;
-        job->win_count[top - 1] += job->win_count[top];
+        mpz_mul(job->ws->node[top - 1], job->ws->node[top - 1], job->ws->node[top]);
+        job->ws->level[top - 1] = l + 1;
+        job->ws->index[top - 1] = i >> 1;
+        job->ws->count[top - 1] += job->ws->count[top];
         job->win_depth--;
-        pk_cache_put(job->cache, l + 1, i >> 1, job->win_node[top - 1], job->win_count[top - 1]);
+        pk_cache_put(job->cache, l + 1, i >> 1, job->ws->node[top - 1], job->ws->count[top - 1]);
     }
 }
 
@@ -298,7 +317,7 @@ void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
     mpz_init(t);
     mpz_set_ui(out, 1);
     for (unsigned i = job->win_depth; i-- > 0;) {
-        mpz_srcptr node = job->win_node[i];
+        mpz_srcptr node = job->ws->node[i];
         if (mpz_cmp(node, job->cof) >= 0) {
             mpz_tdiv_r(t, node, job->cof);
             node = t;
@@ -310,18 +329,22 @@ void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
     mpz_clear(t);
 }
 
-void pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work)
+int pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work,
+                            const mpz_t residue)
 {
-    /* win_node[0] already holds the residue. */
+    if (ensure_window_stack(job) != PK_OK)
+        return PK_E_NOMEM;
+    mpz_set(job->ws->node[0], residue);
     job->win_open = 1;
     job->win_pos = to;
     job->win_tested = tested;
     job->win_work = work;
     job->win_depth = 1;
-    job->win_level[0] = PK_CACHE_LEVELS + 1; /* never pairs */
-    job->win_index[0] = 0;
-    job->win_count[0] = 0;
-    job->win_bits = mpz_sizeinbase(job->win_node[0], 2);
+    job->ws->level[0] = PK_CACHE_LEVELS + 1; /* never pairs */
+    job->ws->index[0] = 0;
+    job->ws->count[0] = 0;
+    job->win_bits = mpz_sizeinbase(residue, 2);
+    return PK_OK;
 }
 
 /* Largest cached aligned node starting at segment k and ending by end_seg. */
@@ -346,6 +369,8 @@ static int windows(pk_job *job, uint64_t *budget)
 {
     size_t limbs = mpz_size(job->cof);
     uint64_t target = (uint64_t)limbs * 64 * PK_WINDOW_FACTOR;
+    if (ensure_window_stack(job) != PK_OK)
+        return PK_E_NOMEM;
     if (!job->win_open) {
         job->win_open = 1;
         job->win_pos = job->next;
@@ -368,17 +393,17 @@ static int windows(pk_job *job, uint64_t *budget)
         long count;
         unsigned d = job->win_depth;
         if (e) {
-            mpz_set(job->win_node[d], e->product);
+            mpz_set(job->ws->node[d], e->product);
             count = e->count;
             hi = (k + (UINT64_C(1) << level)) * PK_SIEVE_SPAN;
         } else {
-            count = range_product(job, lo, hi, job->win_node[d]);
+            count = range_product(job, lo, hi, job->ws->node[d]);
             if (count < 0)
                 return PK_E_NOMEM;
             if (whole)
-                pk_cache_put(job->cache, 0, k, job->win_node[d], count);
+                pk_cache_put(job->cache, 0, k, job->ws->node[d], count);
         }
-        job->win_bits += mpz_sizeinbase(job->win_node[d], 2);
+        job->win_bits += mpz_sizeinbase(job->ws->node[d], 2);
         uint64_t units = (uint64_t)count * limbs / PK_WINDOW_UNIT_DIVISOR + 1;
         job->win_tested += (uint64_t)count;
         job->win_work += units;
