@@ -469,6 +469,8 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                 recovery.jobs.append((key, newest, checkpoint, good.count > 1 ? good[1] : nil))
             }
         }
+        // In the order the jobs were submitted (ids grow; a recovered job's new id keeps the order).
+        recovery.jobs.sort { $0.record.jobID < $1.record.jobID }
         return recovery
     }
 
