@@ -5,8 +5,9 @@ import Foundation
 /// the mailbox to the plugin one event at a time.
 ///
 /// Producers (workers, the engine, other plugins' threads) only take the mailbox lock for a few instructions and
-/// never wait for the consumer: progress is coalesced per job in place, results and errors are queued in full,
-/// pluginData and lifecycle events beyond ``capacity`` drop the oldest and are counted.
+/// never wait for the consumer: progress is coalesced per job in place (one slot per job), results and errors are
+/// queued in full, pluginData and lifecycle events beyond ``capacity`` drop the oldest and are counted (the count is
+/// delivered as ``LifecycleEvent/eventsDropped(_:)``). Events are delivered in the order they were offered.
 /// An `NSCondition` (which ThreadSanitizer understands) guards everything below.
 final class PluginSubscription: @unchecked Sendable {
     private enum Slot {
@@ -18,9 +19,12 @@ final class PluginSubscription: @unchecked Sendable {
     let capacity: Int
     private(set) var plugin: Plugin?
     private let condition = NSCondition()
-    private var slots = Deque<Slot>()
+    /// Progress, results and errors, in order; each with its place in the overall order.
+    private var slots = Deque<(UInt64, Slot)>()
+    /// pluginData and lifecycle events (at most `capacity`: the oldest are dropped), with their place.
+    private var optional = Deque<(UInt64, EngineEvent)>()
+    private var nextPlace: UInt64 = 0
     private var latestProgress: [JobID: JobProgress] = [:]
-    private var droppable = 0
     private var dropped = 0
     private var streams: Streams = .none
     private var tags: TagFilter = .all
@@ -69,13 +73,13 @@ final class PluginSubscription: @unchecked Sendable {
         switch event {
         case .progress(let progress):
             if latestProgress.updateValue(progress, forKey: progress.jobID) == nil {
-                slots.append(.progress(progress.jobID))
+                slots.append((place(), .progress(progress.jobID)))
             }
         case .finished(let completion):
             latestProgress.removeValue(forKey: completion.jobID)  // no progress after the result
-            slots.append(.event(event))
+            slots.append((place(), .event(event)))
         case .error:
-            slots.append(.event(event))
+            slots.append((place(), .event(event)))
         case .pluginData(let data):
             guard tags.matches(data.tag) else { return }
             appendDroppable(event)
@@ -85,17 +89,17 @@ final class PluginSubscription: @unchecked Sendable {
         if !delivering { condition.signal() }
     }
 
+    private func place() -> UInt64 {
+        defer { nextPlace += 1 }
+        return nextPlace
+    }
+
     private func appendDroppable(_ event: EngineEvent) {
-        if droppable >= capacity, let index = slots.firstIndex(where: {
-            if case .event(let old) = $0, old.stream == .pluginData || old.stream == .lifecycle { return true }
-            return false
-        }) {
-            slots.remove(at: index)
-            droppable -= 1
+        if optional.count >= capacity {
+            optional.removeFirst()
             dropped += 1
         }
-        slots.append(.event(event))
-        droppable += 1
+        optional.append((place(), event))
     }
 
     // MARK: - Delivering
@@ -112,7 +116,7 @@ final class PluginSubscription: @unchecked Sendable {
         while true {
             condition.lock()
             delivering = false
-            while !closed && slots.isEmpty && dropped == 0 { condition.wait() }
+            while !closed && slots.isEmpty && optional.isEmpty && dropped == 0 { condition.wait() }
             if closed {
                 condition.unlock()
                 break
@@ -121,12 +125,13 @@ final class PluginSubscription: @unchecked Sendable {
             if dropped > 0 {
                 next = .lifecycle(.eventsDropped(dropped))
                 dropped = 0
+            } else if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
+                next = optional.removeFirst().1
             } else {
-                switch slots.removeFirst() {
+                switch slots.removeFirst().1 {
                 case .progress(let id):
                     next = latestProgress.removeValue(forKey: id).map { .progress($0) }
                 case .event(let event):
-                    if event.stream == .pluginData || event.stream == .lifecycle { droppable -= 1 }
                     next = event
                 }
             }
@@ -150,6 +155,7 @@ final class PluginSubscription: @unchecked Sendable {
         condition.withLock {
             closed = true
             slots.removeAll()
+            optional.removeAll()
             latestProgress.removeAll()
             streams = .none
             if !started {
@@ -196,5 +202,5 @@ final class PluginSubscription: @unchecked Sendable {
     }
 
     /// Events waiting for delivery (for tests and diagnostics).
-    var backlog: Int { condition.withLock { slots.count } }
+    var backlog: Int { condition.withLock { slots.count + optional.count } }
 }

@@ -193,6 +193,21 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    @Test func pluginDataBeyondTheCapacityDropsTheOldestAndSaysSo() async {
+        let engine = await Engine.testing { _, options in options.mailboxCapacity = 4 }
+        let stuck = Probe("stuck", streams: .pluginData, blocked: true)
+        engine.add(stuck)
+        for index in 0..<10 { engine.broadcast(tag: "test.\(index)", data: index, from: nil) }
+        for _ in 0..<20 { stuck.gate!.signal() }
+        await stuck.wait { events in events.contains { if case .pluginData(let d) = $0 { d.tag == "test.9" } else { false } } }
+        let tags = stuck.pluginData().map(\.tag)
+        let dropped = stuck.events.compactMap { if case .lifecycle(.eventsDropped(let n)) = $0 { n } else { nil } }
+        #expect(tags.suffix(4) == ["test.6", "test.7", "test.8", "test.9"])
+        #expect(tags.count + dropped.reduce(0, +) == 10)
+        #expect(dropped.count == 1)
+        _ = await engine.shutdown()
+    }
+
     @Test func lifecycleEventsReportPluginsSettingsAndSuspension() async {
         let engine = await Engine.testing()
         let watcher = Probe("watcher", streams: .lifecycle)
