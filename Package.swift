@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
         .executable(name: "primekit", targets: ["PrimeKitCLI"]),
         .executable(name: "primekit-crash-child", targets: ["PrimeKitCrashChild"]),
+        .executable(name: "primekit-engine-core-bench", targets: ["PrimeKitEngineCoreBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -45,6 +46,11 @@ let package = Package(
         // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it.
         .executableTarget(
             name: "PrimeKitCrashChild",
+            dependencies: ["PrimeKit"]
+        ),
+        // The Engine core's benchmark: swift run -c release primekit-engine-core-bench
+        .executableTarget(
+            name: "PrimeKitEngineCoreBench",
             dependencies: ["PrimeKit"]
         ),
         // The command-line tool: swift run -c release primekit factor 600851475143

@@ -1,0 +1,177 @@
+// primekit-engine-core-bench — the Engine core's costs (issue 6, "Benchmark"):
+//   1. engine overhead on small jobs with 0, 1 and 8 plugins subscribed to every stream, against the bare queue;
+//   2. the checkpoint store's cost at a 200 ms interval with 1,000 paused jobs.
+//
+//   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N]
+//
+// The configurations of (1) are interleaved run by run and reported as medians, so a neighbour's load spreads over
+// all of them alike.
+
+import Foundation
+import PrimeKit
+import Synchronization
+
+var jobCount = 100_000
+var runs = 3
+var pausedCount = 1_000
+var iterator = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = iterator.next() {
+    switch argument {
+    case "--jobs": jobCount = iterator.next().flatMap(Int.init) ?? jobCount
+    case "--runs": runs = iterator.next().flatMap(Int.init) ?? runs
+    case "--paused": pausedCount = iterator.next().flatMap(Int.init) ?? pausedCount
+    default:
+        print("usage: primekit-engine-core-bench [--jobs N] [--runs N] [--paused N]")
+        exit(argument == "-h" || argument == "--help" ? 0 : 2)
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// A plugin that counts what it receives and signals when it has seen `expected` results.
+final class CountingPlugin: Plugin, @unchecked Sendable {
+    let name: String
+    private let lock = NSLock()
+    private var events = 0
+    private var results = 0
+    private var expected = Int.max
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    init(_ name: String) { self.name = name }
+
+    func initialize(engine: Engine, arguments: [String: any Sendable]) -> Bool {
+        engine.subscribe(self, to: .all)
+        return true
+    }
+
+    func stop() -> PluginStopResult { .stopped }
+
+    func receive(_ event: EngineEvent) {
+        let done: CheckedContinuation<Void, Never>? = lock.withLock {
+            events += 1
+            if case .finished = event { results += 1 }
+            guard results >= expected, let waiter else { return nil }
+            self.waiter = nil
+            return waiter
+        }
+        done?.resume()
+    }
+
+    var received: Int { lock.withLock { events } }
+
+    func waitForResults(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let now = lock.withLock {
+                if results >= count { return true }
+                expected = count
+                waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+let requests = (0..<jobCount).map { JobRequest.isPrime(1_000 + $0) }
+let chunk = 10_000
+
+/// Submits every request in chunks and waits for every result; returns seconds (end to end, including every
+/// plugin having received every result) and the events delivered per plugin.
+func runEngine(plugins count: Int) async -> (Double, Int) {
+    let engine = await Engine()
+    let plugins = (0..<count).map { CountingPlugin("counter\($0)") }
+    for plugin in plugins { engine.add(plugin) }
+    let start = ContinuousClock.now
+    var last: Job?
+    for offset in stride(from: 0, to: requests.count, by: chunk) {
+        last = try! engine.submit(contentsOf: Array(requests[offset..<min(offset + chunk, requests.count)])).last
+    }
+    _ = try? await last?.result
+    await engine.queue.waitUntilIdle()
+    for plugin in plugins { await plugin.waitForResults(requests.count) }
+    let elapsed = seconds(start.duration(to: .now))
+    let events = plugins.first?.received ?? 0
+    _ = await engine.shutdown()
+    return (elapsed, events)
+}
+
+func runQueue() async -> Double {
+    let queue = JobQueue()
+    let start = ContinuousClock.now
+    for offset in stride(from: 0, to: requests.count, by: chunk) {
+        _ = try! queue.submit(contentsOf: Array(requests[offset..<min(offset + chunk, requests.count)]))
+    }
+    await queue.waitUntilIdle()
+    let elapsed = seconds(start.duration(to: .now))
+    await queue.tearDown(.cancel)
+    return elapsed
+}
+
+print("PrimeKit Engine core benchmark: \(jobCount) isPrime jobs (1,000 …), \(runs) runs, "
+      + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
+var queueTimes: [Double] = []
+var engineTimes: [Int: [Double]] = [0: [], 1: [], 8: []]
+var eventsPerPlugin: [Int: Int] = [:]
+for _ in 0..<runs {
+    queueTimes.append(await runQueue())
+    for count in [0, 1, 8] {
+        let (time, events) = await runEngine(plugins: count)
+        engineTimes[count]!.append(time)
+        eventsPerPlugin[count] = events
+    }
+}
+let base = median(queueTimes)
+let zero = median(engineTimes[0]!)
+print(String(format: "  bare JobQueue            %7.3f s  %7.1f k jobs/s", base, Double(jobCount) / base / 1e3))
+for count in [0, 1, 8] {
+    let time = median(engineTimes[count]!)
+    print(String(format: "  Engine, %d plugin%@        %7.3f s  %7.1f k jobs/s  %+6.1f %% vs 0 plugins  %+6.1f %% vs queue"
+                 + "  (%d events per plugin)",
+                 count, count == 1 ? " " : "s", time, Double(jobCount) / time / 1e3, (time / zero - 1) * 100,
+                 (time / base - 1) * 100, eventsPerPlugin[count] ?? 0))
+}
+
+// MARK: - The checkpoint store with paused jobs
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("primekit-core-bench-\(getpid())").path
+defer { try? FileManager.default.removeItem(atPath: directory) }
+var settings = EngineSettings()
+settings.stateDirectory = directory
+settings.checkpointInterval = .milliseconds(200)
+let engine = await Engine(settings: settings)
+await engine.suspend()
+let paused = try! engine.submit(contentsOf: (0..<pausedCount).map {
+    JobRequest.factor(UInt64(18_446_744_073_709_551_557) - UInt64($0) * 2).splitting(false)
+})
+for job in paused { _ = try! await job.pause() }
+engine.resume()
+var start = ContinuousClock.now
+await engine.store!.persistNow()
+let firstWrite = seconds(start.duration(to: .now))
+let writes = engine.store!.writesCompleted
+let window = 2.0
+let cpuBefore = cpuSeconds()
+start = ContinuousClock.now
+try? await Task.sleep(for: .seconds(window))
+let cpuIdle = cpuSeconds() - cpuBefore
+print(String(format: "  store, %d paused jobs: first write of all %.3f s (%.2f ms per job, %d files); then %.1f ms CPU "
+             + "per second at a 200 ms interval (%d more writes: nothing changed)",
+             pausedCount, firstWrite, firstWrite / Double(max(writes, 1)) * 1e3, writes, cpuIdle / window * 1e3,
+             engine.store!.writesCompleted - writes))
+start = ContinuousClock.now
+_ = await engine.shutdown()
+print(String(format: "  shutdown with %d paused jobs: %.3f s", pausedCount, seconds(start.duration(to: .now))))
