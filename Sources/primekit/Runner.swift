@@ -37,7 +37,7 @@ final class Runner {
     private let bar: ProgressBar?
 
     /// The most numbers in flight at once, and the most digits.
-    private static let maxInFlight = 32
+    private static let maxInFlight = 256
     private static let maxDigitsInFlight = 2_000_000
 
     /// - Parameters:
@@ -89,8 +89,9 @@ final class Runner {
                 bar?.stop()
                 return await interrupt(signals: signals)
             }
-            refill()
-            await printFinished(bar: bar)
+            // Printing frees room in the window, and the numbers that fill it may be finished at once (their
+            // events already handled), so repeat until nothing more can be printed.
+            repeat { refill() } while await printFinished(bar: bar)
             if inputDone && window.isEmpty && pendingStart == pending.count { break }
         }
         bar?.stop()
@@ -160,7 +161,9 @@ final class Runner {
     }
 
     /// Prints the answers at the head of the window that are ready, in order.
-    private func printFinished(bar: ProgressBar?) async {
+    /// - Returns: Whether anything was printed.
+    @discardableResult
+    private func printFinished(bar: ProgressBar?) async -> Bool {
         var printed = false
         while let head = window.first {
             switch head {
@@ -185,7 +188,7 @@ final class Runner {
                 guard job.state.isFinished else {
                     if printed { output.flush() }
                     bar?.track(job, label: Self.label(job.candidate))
-                    return
+                    return printed
                 }
                 windowDigits -= job.candidate.utf8.count
                 bar?.clear()
@@ -207,6 +210,7 @@ final class Runner {
         }
         bar?.track(nil, label: "")
         output.flush()
+        return printed
     }
 
     private func write(_ result: JobResult) {

@@ -45,9 +45,20 @@ final class StandardInput: @unchecked Sendable {
             currentLength = 0
         }
         func flushBatch() {
-            guard !batch.isEmpty else { return }
-            for _ in batch { permits.wait() }
-            deliver(batch)
+            // One permit per token. When none is free, hand over what is held first: the consumer returns
+            // permits only for tokens it has received.
+            var ready: [Token] = []
+            for token in batch {
+                if permits.wait(timeout: .now()) == .timedOut {
+                    if !ready.isEmpty {
+                        deliver(ready)
+                        ready.removeAll()
+                    }
+                    permits.wait()
+                }
+                ready.append(token)
+            }
+            if !ready.isEmpty { deliver(ready) }
             batch.removeAll()
         }
         while true {

@@ -75,6 +75,18 @@ struct InputTests {
         ])
     }
 
+    @Test func aLongStreamOfSmallNumbersIsAnsweredInOrder() async throws {
+        // Far more numbers than the tool keeps in flight or reads ahead, so the window empties and refills often.
+        let numbers = (2...30_001).map(String.init)
+        let run = try Tool.run(["factor"], stdin: Data(numbers.joined(separator: "\n").utf8))
+        #expect(run.status == 0)
+        let jobs = try Expected.queue.submit(contentsOf: numbers.map { .factor($0) })
+        var expected: [String] = []
+        for job in jobs { expected.append(Expected.line(try await job.result.factorization!)) }
+        #expect(run.stdoutLines.count == numbers.count)
+        #expect(run.stdoutLines == expected)
+    }
+
     @Test func jsonModeGivesBadTokensAnErrorObjectInOrder() throws {
         let run = try Tool.run(["factor", "--json"], stdin: Data("6 x 7".utf8))
         #expect(run.status == 1)
