@@ -82,7 +82,7 @@ struct Factor: AsyncParsableCommand {
             stops before the number is fully factored (a --bound, or the default bound of 2^32 for huge numbers), \
             the line ends with the part left over and what is known about it:
               N: 3 [cofactor C: probable prime]
-              N: 3 [cofactor C: composite, its factors are beyond the trial-division bound]
+              N: 3 [cofactor C: composite, its factors are outside the divisor range tried]
               N: 3 [cofactor C: not classified, too long for a primality test]
 
             With no numbers, reads whitespace-separated numbers from standard input (any size up to 10,000,000 \

@@ -118,7 +118,7 @@ enum AnswerFormat {
         case .probablePrime:
             line += " [cofactor \(result.cofactor): probable prime]"
         case .composite:
-            line += " [cofactor \(result.cofactor): composite, its factors are beyond the trial-division bound]"
+            line += " [cofactor \(result.cofactor): composite, its factors are outside the divisor range tried]"
         case .unknown:
             line += " [cofactor \(result.cofactor): not classified, too long for a primality test]"
         }

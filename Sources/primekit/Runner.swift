@@ -23,6 +23,8 @@ final class Runner {
     private let settings: RunSettings
     private let options: RunOptions
     private let checkpointPath: String
+    /// Whether the user chose the checkpoint's place (--checkpoint, or the file being resumed).
+    private let checkpointChosen: Bool
     private let queue = JobQueue()
     private let output = OutputStream(descriptor: 1)
     private let events: AsyncStream<Event>
@@ -53,6 +55,7 @@ final class Runner {
         self.options = options
         self.failed = failed
         checkpointPath = options.checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint"
+        checkpointChosen = options.checkpoint != nil || resumedFrom != nil
         bar = ProgressBar(mode: options.progressMode)
         (events, sink) = AsyncStream<Event>.makeStream()
         if let items {
@@ -179,7 +182,7 @@ final class Runner {
             case .rejected(let candidate, let message):
                 bar?.clear()
                 output.flush()
-                reportError("\(candidate.prefix(40)): \(message)")
+                reportError("cannot start \(candidate.prefix(40)): \(message)")
                 if settings.json {
                     output.write(AnswerFormat.jsonError(candidate: candidate, code: "rejected", message: message))
                 }
@@ -262,17 +265,29 @@ final class Runner {
             reportError("interrupted")
             return ExitStatus.interrupted
         }
-        let file = CheckpointFile(settings: settings, failed: failed, items: items)
-        let temporary = checkpointPath + ".tmp-\(getpid())"
-        signals.writing(temporary)
-        do {
-            try AtomicFile.write(file.encoded(), to: checkpointPath, temporaryPath: temporary)
-        } catch {
-            signals.writing(nil)
-            reportError("interrupted, and the checkpoint could not be written: \(error.message)")
-            return ExitStatus.interrupted
+        let bytes = CheckpointFile(settings: settings, failed: failed, items: items).encoded()
+        // The default place is the current directory; when it is not writable, the temporary directory.
+        var places = [checkpointPath]
+        if !checkpointChosen {
+            places.append((NSTemporaryDirectory() as NSString).appendingPathComponent(checkpointPath))
+        }
+        var written: String?
+        for path in places {
+            let temporary = path + ".tmp-\(getpid())"
+            signals.writing(temporary)
+            do {
+                try AtomicFile.write(bytes, to: path, temporaryPath: temporary)
+                written = path
+                break
+            } catch {
+                reportError("the checkpoint could not be written: \(error.message)")
+            }
         }
         signals.writing(nil)
+        guard let checkpointPath = written else {
+            reportError("interrupted, without a checkpoint")
+            return ExitStatus.interrupted
+        }
         reportError("interrupted; checkpoint written to \(checkpointPath)")
         if stdin != nil {
             reportError("numbers not yet read from standard input are not in the checkpoint")

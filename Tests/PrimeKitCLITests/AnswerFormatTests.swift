@@ -47,7 +47,7 @@ struct AnswerFormatTests {
         let expected = try await Expected.factorization(composite, bound: "1000")
         #expect(expected.cofactorStatus == .composite && expected.cofactor == "1000036000099")
         #expect(run.stdoutLines[1] == Expected.line(expected)
-                + " [cofactor \(expected.cofactor): composite, its factors are beyond the trial-division bound]")
+                + " [cofactor \(expected.cofactor): composite, its factors are outside the divisor range tried]")
 
         let json = try Tool.run(["factor", "--json", "--bound", "1000", probable])
         let decoded = try JSONDecoder().decode(FactorResult.self, from: Data(json.stdout.utf8))
