@@ -125,7 +125,7 @@ public final class Engine: Sendable {
         recoveredJobs = recovered
         startupErrors = errors
         for item in recovered {
-            attach(item.job)
+            attach(item.job, progress: false)
             if !options.resumeRecoveredJobs { _ = try? await item.job.pause() }
         }
         queue.resume()
@@ -163,7 +163,7 @@ public final class Engine: Sendable {
         prepared.reserveCapacity(requests.count)
         for request in requests { prepared.append(try prepare(request)) }
         let jobs = try queue.submit(contentsOf: prepared)
-        for job in jobs { adopt(job) }
+        adopt(jobs)
         return jobs
     }
 
@@ -183,35 +183,53 @@ public final class Engine: Sendable {
     }
 
     private func adopt(_ job: Job) {
-        store?.track(job, key: StoreRecord.newKey())
-        emit(.lifecycle(.jobSubmitted(job.id)))
-        attach(job)
+        adopt([job])
     }
 
-    /// Routes one job's progress and completion to the subscribers.
-    private func attach(_ job: Job) {
+    private func adopt(_ jobs: [Job]) {
+        if let store {
+            for job in jobs { store.track(job, key: StoreRecord.newKey()) }
+        }
+        let subscribers = published.current
+        if subscribers.contains(where: { $0.mask.contains(.lifecycle) }) {
+            let events = jobs.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
+            for subscriber in subscribers { subscriber.offer(contentsOf: events) }
+        }
+        var wanted = Streams.none
+        for subscriber in subscribers { wanted.formUnion(subscriber.mask) }
+        let progress = wanted.contains(.progress)
+        let completion = store != nil || !wanted.isDisjoint(with: [.results, .errors])
+        guard progress || completion else { return }  // nobody listens: the job runs as on the bare queue
+        for job in jobs { attach(job, progress: progress) }
+    }
+
+    /// Routes one job's completion (and, when a subscriber wants progress at submission, its progress) to the
+    /// subscribers. Completion goes through the job's success and failure callbacks, which run before anyone
+    /// awaiting the result resumes; progress is only watched when asked for, because a watched job publishes
+    /// snapshots at its slice boundaries.
+    private func attach(_ job: Job, progress: Bool) {
         let published = self.published
         let store = self.store
-        job.addObserver(JobObserver(
-            progress: { progress in
-                Engine.deliver(.progress(progress), to: published)
-            },
-            finished: { job, outcome in
-                let completion: JobCompletion.Outcome
-                switch outcome {
-                case .success(let result): completion = .succeeded(result)
-                case .failure(let error): completion = .failed(error)
-                case .cancelled(let reason): completion = .cancelled(reason)
-                }
-                let event = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: completion)
-                // The store hears of it before anyone awaiting the result resumes.
-                store?.jobFinished(event)
-                Engine.deliver(.finished(event), to: published)
-                if case .failed(let error) = completion {
-                    Engine.deliver(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
-                                                      jobID: job.id, underlying: error)), to: published)
-                }
-            }))
+        if progress {
+            job.onProgress { progress in Engine.deliver(.progress(progress), to: published) }
+        }
+        let id = job.id, kind = job.kind, candidate = job.candidate
+        let finished: @Sendable (JobCompletion.Outcome) -> Void = { outcome in
+            let event = JobCompletion(jobID: id, kind: kind, candidate: candidate, outcome: outcome)
+            store?.jobFinished(event)
+            Engine.deliver(.finished(event), to: published)
+            if case .failed(let error) = outcome {
+                Engine.deliver(.error(EngineError(.jobFailed, "job \(id) failed: \(error.message)", jobID: id,
+                                                  underlying: error)), to: published)
+            }
+        }
+        job.onSuccess { result in finished(.succeeded(result)) }
+        job.onFailure { failure in
+            switch failure {
+            case .failed(let error): finished(.failed(error))
+            case .cancelled(let reason): finished(.cancelled(reason))
+            }
+        }
     }
 
     private static func deliver(_ event: EngineEvent, to published: SubscriberList) {
@@ -296,7 +314,7 @@ public final class Engine: Sendable {
     @discardableResult
     public func remove(_ plugin: Plugin, retryFor: Duration = .zero) async -> PluginRemoval {
         guard let subscription = subscription(of: plugin) else { return .notInstalled }
-        let result = await stopWithRetries(plugin, until: ContinuousClock.now + retryFor)
+        let result = await stopWithRetries(plugin, subscription, until: ContinuousClock.now + retryFor)
         switch result {
         case .stopped:
             drop(subscription)
@@ -308,11 +326,17 @@ public final class Engine: Sendable {
         }
     }
 
-    private func stopWithRetries(_ plugin: Plugin, until deadline: ContinuousClock.Instant) async -> PluginStopResult {
+    /// Asks `stop()` with deliveries held (so `receive` never runs during or after a successful `stop()`; a
+    /// plugin stuck in `receive` for over a second is asked anyway), retrying a refusal until `deadline`.
+    private func stopWithRetries(_ plugin: Plugin, _ subscription: PluginSubscription,
+                                 until deadline: ContinuousClock.Instant) async -> PluginStopResult {
         var delay = Duration.milliseconds(1)
         while true {
+            subscription.hold()
+            _ = await subscription.waitUntilQuiet(timeout: .seconds(1))
             let result = plugin.stop()
             guard case .refused(let reason) = result else { return result }
+            subscription.release()
             report(EngineError(.pluginStopRefused, "plugin \(plugin.name) refused to stop: \(reason)",
                                plugin: plugin.name))
             emit(.lifecycle(.pluginStopRefused(name: plugin.name, reason: reason)))
@@ -423,7 +447,7 @@ public final class Engine: Sendable {
         let subscriptions = registry.withLock { $0.subscriptions }
         for subscription in subscriptions.reversed() {
             guard let plugin = subscription.plugin else { continue }
-            if case .refused(let reason) = await stopWithRetries(plugin, until: deadline) {
+            if case .refused(let reason) = await stopWithRetries(plugin, subscription, until: deadline) {
                 report.forcedPlugins[subscription.name] = reason
                 self.report(EngineError(.pluginForcedToStop,
                                    "plugin \(subscription.name) still refused to stop (\(reason)); dropped",

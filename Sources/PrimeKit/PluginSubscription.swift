@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import Synchronization
 
 /// One installed plugin: its subscription mask and tag filter, its bounded mailbox, and the thread that delivers
 /// the mailbox to the plugin one event at a time.
@@ -30,9 +31,15 @@ final class PluginSubscription: @unchecked Sendable {
     private var tags: TagFilter = .all
     private var started = false
     private var closed = false
-    private var delivering = false
+    /// Deliveries are held while the plugin's `stop()` is asked. Read without the lock on every delivery.
+    private let holdRequested = Atomic<Bool>(false)
+    /// The delivery thread is (about to be) inside the plugin's `receive`.
+    private let receiving = Atomic<Bool>(false)
+    /// Set by ``close()``; read without the lock on every delivery.
+    private let closedFlag = Atomic<Bool>(false)
+    /// The delivery thread waits for events: the next producer signals it (once).
+    private var sleeping = false
     private var threadEnded = false
-    private var endWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(plugin: Plugin, capacity: Int) {
         self.plugin = plugin
@@ -66,9 +73,20 @@ final class PluginSubscription: @unchecked Sendable {
 
     // MARK: - Producing (never blocks on the consumer)
 
+    /// Offers several events under one lock.
+    func offer(contentsOf events: [EngineEvent]) {
+        condition.lock()
+        defer { condition.unlock() }
+        for event in events { append(event) }
+    }
+
     func offer(_ event: EngineEvent) {
         condition.lock()
         defer { condition.unlock() }
+        append(event)
+    }
+
+    private func append(_ event: EngineEvent) {
         guard !closed, streams.contains(event.stream) else { return }
         switch event {
         case .progress(let progress):
@@ -86,7 +104,10 @@ final class PluginSubscription: @unchecked Sendable {
         case .lifecycle:
             appendDroppable(event)
         }
-        if !delivering { condition.signal() }
+        if sleeping {
+            sleeping = false
+            condition.signal()
+        }
     }
 
     private func place() -> UInt64 {
@@ -112,41 +133,78 @@ final class PluginSubscription: @unchecked Sendable {
         thread.start()
     }
 
+    /// Takes the next event to deliver, under the lock.
+    private func takeNext() -> EngineEvent? {
+        while true {
+            if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
+                return optional.removeFirst().1
+            }
+            guard let slot = slots.popFirst() else { return nil }
+            switch slot.1 {
+            case .progress(let id):
+                if let progress = latestProgress.removeValue(forKey: id) { return .progress(progress) }
+            case .event(let event):
+                return event
+            }
+        }
+    }
+
+    /// Delivers in batches: one trip into the lock (and at most one wake-up) for everything that piled up.
     private func deliverLoop() {
+        var batch: [EngineEvent] = []
+        batch.reserveCapacity(256)
+        var busy = false
         while true {
             condition.lock()
-            delivering = false
-            while !closed && slots.isEmpty && optional.isEmpty && dropped == 0 { condition.wait() }
+            if busy && !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
+                // Just delivered: nap briefly without asking producers to signal, so a steady stream of events
+                // is taken in batches instead of one futex wake-up per event (adds at most a millisecond).
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
+            }
+            while !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
+                sleeping = true
+                condition.wait()
+            }
+            sleeping = false
             if closed {
                 condition.unlock()
                 break
             }
-            var next: EngineEvent?
             if dropped > 0 {
-                next = .lifecycle(.eventsDropped(dropped))
+                batch.append(.lifecycle(.eventsDropped(dropped)))
                 dropped = 0
-            } else if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
-                next = optional.removeFirst().1
-            } else {
-                switch slots.removeFirst().1 {
-                case .progress(let id):
-                    next = latestProgress.removeValue(forKey: id).map { .progress($0) }
-                case .event(let event):
-                    next = event
-                }
             }
+            while batch.count < 256, let next = takeNext() { batch.append(next) }
+            busy = !batch.isEmpty
             let target = plugin
-            delivering = true
             condition.unlock()
-            if let next, let target { target.receive(next) }
+            var ended = false
+            for event in batch {
+                // Never deliver while `stop()` is being asked, nor after the plugin stopped. `receiving` is set
+                // before the flags are read and `hold()` sets its flag before reading `receiving` (both
+                // sequentially consistent), so either this delivery sees the hold or the holder sees it running.
+                while true {
+                    receiving.store(true, ordering: .sequentiallyConsistent)
+                    if !holdRequested.load(ordering: .sequentiallyConsistent)
+                        && !closedFlag.load(ordering: .sequentiallyConsistent) { break }
+                    receiving.store(false, ordering: .sequentiallyConsistent)
+                    condition.lock()
+                    while holdRequested.load(ordering: .sequentiallyConsistent) && !closed { condition.wait() }
+                    ended = closed
+                    condition.unlock()
+                    if ended { break }
+                }
+                if ended { break }
+                target?.receive(event)
+                receiving.store(false, ordering: .sequentiallyConsistent)
+            }
+            batch.removeAll(keepingCapacity: true)
+            if ended { break }
         }
-        let waiters: [CheckedContinuation<Void, Never>] = condition.withLock {
+        condition.withLock {
             threadEnded = true
             plugin = nil
-            defer { endWaiters = [] }
-            return endWaiters
         }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Ends deliveries: undelivered events are discarded; an event being delivered finishes first. The delivery
@@ -154,6 +212,7 @@ final class PluginSubscription: @unchecked Sendable {
     func close() {
         condition.withLock {
             closed = true
+            closedFlag.store(true, ordering: .sequentiallyConsistent)
             slots.removeAll()
             optional.removeAll()
             latestProgress.removeAll()
@@ -166,38 +225,42 @@ final class PluginSubscription: @unchecked Sendable {
         }
     }
 
+    /// Holds deliveries (the one under way finishes) so `stop()` is never asked while `receive` runs.
+    func hold() {
+        holdRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Lets held deliveries go on (the plugin refused to stop).
+    func release() {
+        condition.withLock {
+            holdRequested.store(false, ordering: .sequentiallyConsistent)
+            condition.broadcast()
+        }
+    }
+
+    /// Returns when no delivery is under way (after ``hold()``), or when `timeout` passes.
+    func waitUntilQuiet(timeout: Duration) async -> Bool {
+        await wait(timeout: timeout) {
+            !self.receiving.load(ordering: .sequentiallyConsistent) || self.threadEnded
+        }
+    }
+
     /// Returns when the delivery thread has ended (after ``close()``), or when `timeout` passes.
     /// - Returns: True when it ended.
     func waitUntilEnded(timeout: Duration) async -> Bool {
-        let ended = condition.withLock { threadEnded }
-        if ended { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let now = self.condition.withLock {
-                        if self.threadEnded { return true }
-                        self.endWaiters.append(continuation)
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            if !first {
-                // Timed out: release the waiter so the group can finish.
-                let waiters = self.condition.withLock {
-                    defer { self.endWaiters = [] }
-                    return self.endWaiters
-                }
-                for waiter in waiters { waiter.resume() }
-            }
-            group.cancelAll()
-            return first
+        await wait(timeout: timeout) { self.threadEnded }
+    }
+
+    /// Waits until `predicate` (checked under the lock) holds, or `timeout` passes. It polls with a back-off
+    /// from 50 µs to 5 ms: these waits are short and rare (removal, shutdown), and polling cannot lose a wake-up.
+    private func wait(timeout: Duration, until predicate: @escaping @Sendable () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.microseconds(50)
+        while true {
+            if condition.withLock(predicate) { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(5))
         }
     }
 
