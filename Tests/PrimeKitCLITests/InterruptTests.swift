@@ -61,6 +61,26 @@ struct InterruptTests {
         #expect(resumed.stdout == "\(longPrime): prime\n")
     }
 
+    @Test func ctrlCAtATerminalStopsTheRunWithACheckpoint() throws {
+        // script(1) runs the tool on a pseudo-terminal; ^C written to it becomes SIGINT from the line discipline,
+        // as when a person presses Ctrl-C. The test waits for the bar before pressing it.
+        let directory = try Tool.temporaryDirectory()
+        let checkpoint = directory.appendingPathComponent("tty.checkpoint").path
+        let command = "'\(Tool.path)' factor --bound \(longBound) --checkpoint '\(checkpoint)' \(longPrime)"
+        let terminal = try Launched(["-qfec", command, "/dev/null"], executable: "/usr/bin/script",
+                                    keepingStdinOpen: true)
+        #expect(terminal.waitForStdout(containing: "div/s"))
+        try terminal.send(Data([0x03]))
+        #expect(terminal.waitForStdout(containing: "checkpoint written to \(checkpoint)"))
+        try terminal.closeStdin()
+        let run = terminal.finish()
+        #expect(run.status == 130)
+        #expect(run.stdout.contains("primekit resume"))
+        let resumed = try Tool.run(["resume", checkpoint])
+        #expect(resumed.status == 0)
+        #expect(resumed.stdout == "\(longPrime): \(longPrime)\n")
+    }
+
     @Test func aDamagedCheckpointIsAnErrorNotACrash() throws {
         let directory = try Tool.temporaryDirectory()
         let path = directory.appendingPathComponent("bad.checkpoint").path

@@ -63,8 +63,13 @@ final class Launched: @unchecked Sendable {
     private var stdoutClosed = false
     private var stderrClosed = false
 
-    init(_ arguments: [String], stdin: Data? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: Tool.path)
+    private var stdinWriter: FileHandle?
+
+    /// Starts the tool (or `executable`). With `keepingStdinOpen`, standard input stays open for ``send(_:)``.
+    init(_ arguments: [String], stdin: Data? = nil, executable: String = Tool.path, keepingStdinOpen: Bool = false)
+        throws
+    {
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         // Pipes made here are close-on-exec: a tool started by a test running in parallel must not inherit
         // them, or this tool's standard input would never reach its end.
@@ -80,6 +85,12 @@ final class Launched: @unchecked Sendable {
         try out.write.close()
         try err.write.close()
         let writer = input.write
+        if keepingStdinOpen {
+            stdinWriter = writer
+            collect(out.read, isStdout: true)
+            collect(err.read, isStdout: false)
+            return
+        }
         Thread.detachNewThread {
             if let stdin { try? writer.write(contentsOf: stdin) }
             try? writer.close()
@@ -127,6 +138,28 @@ final class Launched: @unchecked Sendable {
             if stderrClosed { return false }
             lock.wait()
         }
+    }
+
+    /// Blocks until standard output contains `text` (true) or is closed without it (false).
+    func waitForStdout(containing text: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if String(decoding: stdoutData, as: UTF8.self).contains(text) { return true }
+            if stdoutClosed { return false }
+            lock.wait()
+        }
+    }
+
+    /// Writes to standard input (opened with `keepingStdinOpen`).
+    func send(_ data: Data) throws {
+        try stdinWriter?.write(contentsOf: data)
+    }
+
+    /// Closes standard input (opened with `keepingStdinOpen`).
+    func closeStdin() throws {
+        try stdinWriter?.close()
+        stdinWriter = nil
     }
 
     func signal(_ number: Int32) {
