@@ -26,9 +26,11 @@ final class SignalWatcher: @unchecked Sendable {
         }
         self.sources = sources
         for source in sources {
-            source.setEventHandler { [self] in
+            source.setEventHandler { [self, source] in  // the watcher lives as long as the process
+                // Signals that arrive before the handler runs are coalesced: two quick Ctrl-Cs count as two.
+                let received = max(1, Int(source.data))
                 let (count, temporaryPath) = state.withLock { state in
-                    state.count += 1
+                    state.count += received
                     return (state.count, state.temporaryPath)
                 }
                 if count == 1 {

@@ -81,6 +81,27 @@ struct InterruptTests {
         #expect(resumed.stdout == "\(longPrime): \(longPrime)\n")
     }
 
+    @Test func aSecondSignalEndsAtOnceAndNeverLeavesAHalfWrittenFile() throws {
+        let directory = try Tool.temporaryDirectory()
+        let checkpoint = directory.appendingPathComponent("twice.checkpoint").path
+        let launched = try Launched(["factor", "--progress", "--checkpoint", checkpoint, "--bound", longBound,
+                                     longPrime])
+        #expect(launched.waitForStderr(containing: "primekit: progress"))
+        launched.signal(SIGINT)
+        launched.signal(SIGINT)
+        let run = launched.finish()
+        #expect(run.status == 130)
+        // Whichever signal won, no temporary file is left, and a checkpoint that exists is whole.
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(left.allSatisfy { !$0.contains(".tmp-") }, "\(left)")
+        if FileManager.default.fileExists(atPath: checkpoint) {
+            let resumed = try Tool.run(["resume", checkpoint])
+            #expect(resumed.status == 0 && resumed.stdout == "\(longPrime): \(longPrime)\n")
+        } else {
+            #expect(run.stderr.contains("interrupted again"))
+        }
+    }
+
     @Test func aDamagedCheckpointIsAnErrorNotACrash() throws {
         let directory = try Tool.temporaryDirectory()
         let path = directory.appendingPathComponent("bad.checkpoint").path
