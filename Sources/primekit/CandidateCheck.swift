@@ -96,6 +96,7 @@ enum CandidateCheck {
         if bytes.allSatisfy(isDigit) {
             return bytes.count > 1 && first == UInt8(ascii: "0") ? "leading zeros are not allowed" : nil
         }
+        if NegativeNumbers.looksNegative(text) { return "negative numbers are not accepted" }
         return reason(text, fullLength: nil, maxDigits: Int.max) ?? "not a decimal number"
     }
 }

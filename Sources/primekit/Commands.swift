@@ -53,7 +53,7 @@ struct Primekit: AsyncParsableCommand {
             status = error.status
         } catch {
             let code = exitCode(for: error)
-            let message = fullMessage(for: error)
+            let message = fullMessage(for: error).replacingOccurrences(of: NegativeNumbers.marker, with: "")
             if code == .success {
                 if !message.isEmpty { print(message) }
                 status = ExitStatus.ok
@@ -120,7 +120,7 @@ struct Factor: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let resume { return try await Resume.continueRun(from: resume, options: run) }
+        if let resume { return try await Resume.continueRun(from: NegativeNumbers.plain(resume), options: run) }
         var settings = RunSettings(command: .factor)
         settings.json = json
         settings.exponents = exponents
@@ -178,7 +178,7 @@ struct IsPrime: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let resume { return try await Resume.continueRun(from: resume, options: run) }
+        if let resume { return try await Resume.continueRun(from: NegativeNumbers.plain(resume), options: run) }
         var settings = RunSettings(command: .isPrime)
         settings.json = json
         settings.exitStatus = exitStatus
@@ -207,7 +207,7 @@ struct Resume: AsyncParsableCommand {
     var file: String
 
     func run() async throws {
-        try await Self.continueRun(from: file, options: run)
+        try await Self.continueRun(from: NegativeNumbers.plain(file), options: run)
     }
 
     static func continueRun(from path: String, options: RunOptions) async throws {

@@ -5,7 +5,12 @@ import ArgumentParser
 
 enum NegativeNumbers {
     /// Marks arguments that look like negative numbers so the parser does not read them as short options.
-    private static let marker = "\u{1}neg:"
+    static let marker = "\u{1}neg:"
+
+    /// An option value or argument as the user wrote it (the marker removed).
+    static func plain(_ value: String) -> String {
+        value.hasPrefix(marker) ? String(value.dropFirst(marker.count)) : value
+    }
 
     /// Arguments after "--" are left alone (the parser already takes them as values).
     static func protect(_ arguments: [String]) -> [String] {
@@ -26,7 +31,7 @@ enum NegativeNumbers {
     static func values(_ values: [String]) -> [String] {
         var values = values
         if let terminator = values.firstIndex(of: "--") { values.remove(at: terminator) }
-        return values.map { $0.hasPrefix(marker) ? String($0.dropFirst(marker.count)) : $0 }
+        return values.map(plain)
     }
 
     /// "-5", "-2.5", "-.5", "-0x10": a minus sign followed by a digit or a point.

@@ -55,10 +55,12 @@ struct RunOptions: ParsableArguments {
           help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .customLong("checkpoint"), help: ArgumentHelp(
         "Where Ctrl-C or SIGTERM writes the checkpoint (default: ./primekit-<pid>.checkpoint, or the file being resumed).",
         valueName: "file"))
-    var checkpoint: String?
+    var checkpointText: String?
+
+    var checkpoint: String? { checkpointText.map(NegativeNumbers.plain) }
 
     @Flag(help: """
         Split each number's divisor range over all cores. Faster for numbers without small factors; slower when \
@@ -77,12 +79,15 @@ struct RunOptions: ParsableArguments {
 
 /// The range options of `factor` and `is-prime`.
 struct RangeOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .customLong("bound"), help: ArgumentHelp(
         "The last trial divisor (default: the square root of the number, at most 2^32).", valueName: "B"))
-    var bound: String?
+    var boundText: String?
 
-    @Option(name: .long, help: ArgumentHelp("The first trial divisor (default: 2).", valueName: "A"))
-    var from: String?
+    @Option(name: .customLong("from"), help: ArgumentHelp("The first trial divisor (default: 2).", valueName: "A"))
+    var fromText: String?
+
+    var bound: String? { boundText.map(NegativeNumbers.plain) }
+    var from: String? { fromText.map(NegativeNumbers.plain) }
 
     func validate() throws {
         for (name, value) in [("--bound", bound), ("--from", from)] {
