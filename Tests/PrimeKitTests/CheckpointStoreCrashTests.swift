@@ -96,9 +96,9 @@ struct SeededGenerator: RandomNumberGenerator {
         .isPrime(1301081),
         .factor(600851475143),
         .factor(Medium.semiprime),
-        .factor(Slow.prime64, bound: "300000000").splitting(false),
+        .factor(Slow.prime64, bound: "150000000").splitting(false),
         .isPrime(Slow.prime64, bound: "40000000").splitting(false),
-        .factor("147573952589676412927", bound: "100000000").splitting(false),  // 2^67 - 1, the 128-bit path
+        .factor("147573952589676412927", bound: "60000000").splitting(false),  // 2^67 - 1, the 128-bit path
         .isPrime(Slow.digits100, bound: "20000000").splitting(false),          // the GMP path
     ]
 

@@ -178,7 +178,7 @@ import Testing
         engine.add(stuck)
         engine.add(healthy)
         engine.broadcast(tag: "test.first", data: 0, from: nil)  // stuck is now inside receive, blocked
-        let count = 2_000
+        let count = 1_000
         let jobs = try engine.submit(contentsOf: (0..<count).map { .isPrime(1_000 + $0).progressInterval(.zero) })
         for job in jobs { _ = try await job.result }
         await healthy.wait { $0.count(of: .results) == count }
