@@ -203,33 +203,30 @@ public final class Engine: Sendable {
         for job in jobs { attach(job, progress: progress) }
     }
 
-    /// Routes one job's completion (and, when a subscriber wants progress at submission, its progress) to the
-    /// subscribers. Completion goes through the job's success and failure callbacks, which run before anyone
-    /// awaiting the result resumes; progress is only watched when asked for, because a watched job publishes
-    /// snapshots at its slice boundaries.
+    /// Routes one job's completion (and, when a subscriber wanted progress at submission, its progress) to the
+    /// subscribers, through one internal observer: its calls run before anyone awaiting the result resumes.
     private func attach(_ job: Job, progress: Bool) {
         let published = self.published
         let store = self.store
-        if progress {
-            job.onProgress { progress in Engine.deliver(.progress(progress), to: published) }
-        }
-        let id = job.id, kind = job.kind, candidate = job.candidate
-        let finished: @Sendable (JobCompletion.Outcome) -> Void = { outcome in
-            let event = JobCompletion(jobID: id, kind: kind, candidate: candidate, outcome: outcome)
-            store?.jobFinished(event)
-            Engine.deliver(.finished(event), to: published)
-            if case .failed(let error) = outcome {
-                Engine.deliver(.error(EngineError(.jobFailed, "job \(id) failed: \(error.message)", jobID: id,
-                                                  underlying: error)), to: published)
-            }
-        }
-        job.onSuccess { result in finished(.succeeded(result)) }
-        job.onFailure { failure in
-            switch failure {
-            case .failed(let error): finished(.failed(error))
-            case .cancelled(let reason): finished(.cancelled(reason))
-            }
-        }
+        job.addObserver(JobObserver(
+            progress: { snapshot in
+                if progress { Engine.deliver(.progress(snapshot), to: published) }
+            },
+            finished: { job, outcome in
+                let completion: JobCompletion.Outcome
+                switch outcome {
+                case .success(let result): completion = .succeeded(result)
+                case .failure(let error): completion = .failed(error)
+                case .cancelled(let reason): completion = .cancelled(reason)
+                }
+                let event = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: completion)
+                store?.jobFinished(event)  // before anyone awaiting the result resumes
+                Engine.deliver(.finished(event), to: published)
+                if case .failed(let error) = completion {
+                    Engine.deliver(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
+                                                      jobID: job.id, underlying: error)), to: published)
+                }
+            }))
     }
 
     private static func deliver(_ event: EngineEvent, to published: SubscriberList) {
