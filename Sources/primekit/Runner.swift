@@ -37,6 +37,8 @@ final class Runner {
     private var answers: [Bool?] = []
     private var stdin: StandardInput?
     private let bar: ProgressBar?
+    /// The job at the head of the window whose end is awaited.
+    private var watched: Job?
 
     /// The most numbers in flight at once, and the most digits.
     private static let maxInFlight = 256
@@ -154,8 +156,6 @@ final class Runner {
             let job = try queue.submit(request.progressInterval(.milliseconds(100)).splitting(options.parallel))
             // The engine takes snapshots only for listeners; the bar reads the latest one (job.progress).
             if bar != nil { job.onProgress { _ in } }
-            job.onSuccess { [sink] _ in sink.yield(.jobEnded) }
-            job.onFailure { [sink] _ in sink.yield(.jobEnded) }
             windowDigits += job.candidate.utf8.count
             window.append(.job(job, origin: origin))
         } catch {
@@ -189,6 +189,13 @@ final class Runner {
                 failed = true
             case .job(let job, _):
                 guard job.state.isFinished else {
+                    // Only the job whose answer is printed next needs to say that it ended (a callback
+                    // registered on a job that has finished meanwhile runs at once).
+                    if watched !== job {
+                        watched = job
+                        job.onSuccess { [sink] _ in sink.yield(.jobEnded) }
+                        job.onFailure { [sink] _ in sink.yield(.jobEnded) }
+                    }
                     if printed { output.flush() }
                     bar?.track(job, label: Self.label(job.candidate))
                     return printed
