@@ -25,8 +25,8 @@ struct KernelProgress: Sendable, Hashable {
 
 /// What `pk_job_divisors` answered.
 enum KernelDivisors: Sendable {
-    /// Every divisor, ascending.
-    case listed([String])
+    /// Every divisor, ascending, as the kernel's space-separated text ("1 2 3 6").
+    case listed(String)
     /// More divisors than allowed; the count when it fits in `Int`.
     case tooMany(count: Int?)
     /// The factorization is not complete, so the divisors are not known.
@@ -211,7 +211,7 @@ final class KernelJob: @unchecked Sendable {
             buffer in
             let status = pk_job_divisors(handle, maxCount, buffer.baseAddress, buffer.count, &length, &count)
             switch status {
-            case statusCode(PK_OK): return .success(.listed(Self.splitNumbers(UnsafeBufferPointer(rebasing: buffer[..<length]))))
+            case statusCode(PK_OK): return .success(.listed(Self.text(UnsafeBufferPointer(rebasing: buffer[..<length]))))
             case statusCode(PK_E_BUFFER): return .success(nil)
             case statusCode(PK_E_INCOMPLETE): return .success(.incomplete)
             case statusCode(PK_E_TOO_MANY):
@@ -225,22 +225,12 @@ final class KernelJob: @unchecked Sendable {
             pk_job_divisors(handle, maxCount, $0.baseAddress, $0.count, &length, &count)
         }
         guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
-        return .listed(buffer.withUnsafeBufferPointer { Self.splitNumbers(UnsafeBufferPointer(rebasing: $0[..<length])) })
+        return .listed(buffer.withUnsafeBufferPointer { Self.text(UnsafeBufferPointer(rebasing: $0[..<length])) })
     }
 
-    /// Splits "1 2 3" into ["1", "2", "3"] straight from the C buffer.
-    private static func splitNumbers(_ text: UnsafeBufferPointer<CChar>) -> [String] {
-        text.withMemoryRebound(to: UInt8.self) { bytes in
-            var numbers: [String] = []
-            var start = 0
-            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: " ") {
-                if index > start {
-                    numbers.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
-                }
-                start = index + 1
-            }
-            return numbers
-        }
+    /// The C buffer's bytes as a String, one copy (the kernel writes ASCII digits and spaces).
+    private static func text(_ text: UnsafeBufferPointer<CChar>) -> String {
+        text.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Reads a string in the kernel's caller-buffer convention, trying a small stack buffer first.

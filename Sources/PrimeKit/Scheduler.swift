@@ -166,7 +166,8 @@ final class Scheduler: Sendable {
         } catch {
             return .failed(job, piece: assignment.piece, error)
         }
-        let elapsed = start.duration(to: .now)
+        // Only a slice that leaves work behind calibrates the budget; a finished one needs no second clock read.
+        let elapsed = step == .done ? Duration.zero : start.duration(to: .now)
         let progress = kernel.progress()
         var factors: [PrimeFactor]?
         if step == .done && assignment.single {
@@ -192,19 +193,19 @@ final class Scheduler: Sendable {
         case .factor:
             return .factorization(factorization)
         case .isPrime:
-            var divisors: [String]?
+            var divisors: String?
             var count: Int?
             if factorization.isPrime == true {
-                divisors = []
+                divisors = ""
             } else if factorization.complete {
                 switch try kernel.divisors(maxCount: PrimalityResult.maxListedDivisors) {
-                case .listed(let list): divisors = list
+                case .listed(let text): divisors = text
                 case .tooMany(let total): count = total
                 case .incomplete: break
                 }
             }
             return .primality(PrimalityResult(
-                candidate: factorization.candidate, isPrime: factorization.isPrime, factors: divisors,
+                candidate: factorization.candidate, isPrime: factorization.isPrime, divisorText: divisors,
                 divisorCount: count, factorization: factorization))
         }
     }
