@@ -18,7 +18,7 @@ extension Scheduler {
         }
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
-            for (job, spec) in zip(jobs, prepared) { register(job, spec, &s, &effects) }
+            for index in jobs.indices { register(jobs[index], prepared[index], &s, &effects) }
             return jobs
         }
     }
@@ -75,7 +75,12 @@ extension Scheduler {
             core.unmetDependencies = unmet
             if unmet == 0 {
                 transition(job, &core, to: .ready, &s, &effects)
-                enqueueRestingPieces(job, &core, front: false, &s, &effects)
+                if core.pieces.count == 1 && !core.pieces[0].finished {
+                    // A new one-piece job (the common case): its piece is neither queued nor on a worker.
+                    enqueue(job, &core, piece: 0, front: false, &s, &effects)
+                } else {
+                    enqueueRestingPieces(job, &core, front: false, &s, &effects)
+                }
             } else {
                 s.waiting[job.id] = job
                 core.indexedAsWaiting = true
