@@ -75,6 +75,21 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 
 func rate(_ count: Int, _ duration: Duration) -> Double { Double(count) / seconds(duration) }
 
+/// The process's CPU time (user + system) so far: on a shared machine CPU time per job is steadier than wall time.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
+}
+
+/// Runs `body`, returning its result and the CPU microseconds it used per job.
+func withCPU<T>(_ jobs: Int, _ body: () -> T) -> (T, Double) {
+    let before = cpuSeconds()
+    let value = body()
+    return (value, (cpuSeconds() - before) * 1e6 / Double(jobs))
+}
+
 func format(_ value: Double, _ unit: String = "") -> String {
     if value >= 1e6 { return String(format: "%.2f M%@", value / 1e6, unit) }
     if value >= 1e3 { return String(format: "%.1f k%@", value / 1e3, unit) }
@@ -91,34 +106,59 @@ func tinyRequest(_ index: Int) -> JobRequest {
     options.kind == .isPrime ? .isPrime(candidate(index)) : .factor(candidate(index))
 }
 
-/// What one OperationQueue operation does: the same kernel work a job of the chosen kind does (create, step to
-/// done, read the answer; for isPrime also list the divisors of a composite).
+/// The kernel options every operation starts from: `pk_options_init` once, as the engine does (it reads the
+/// environment, which is not the per-job work being compared).
+nonisolated(unsafe) let directOptions: pk_options = {
+    var options = pk_options()
+    pk_options_init(&options)
+    return options
+}()
+
+/// Reads a string in the kernel's caller-buffer convention (the answers of tiny jobs fit 64 bytes).
+@inline(__always)
+func readKernelString(_ call: (UnsafeMutablePointer<CChar>?, Int, UnsafeMutablePointer<Int>) -> Int32) -> String {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+        var length = 0
+        if call(buffer.baseAddress, buffer.count, &length) == 0 { return String(cString: buffer.baseAddress!) }
+        var heap = [CChar](repeating: 0, count: length + 1)
+        _ = call(&heap, heap.count, &length)
+        return String(cString: heap)
+    }
+}
+
+/// What one OperationQueue operation does: the same kernel work a job of the chosen kind does, and an answer of
+/// the same content (create, step to done, read the result, every factor and the cofactor as text; for isPrime
+/// also the divisors' text of a composite, which the engine keeps as text until somebody reads the list).
 func isPrimeDirect(_ n: UInt64) -> Bool {
     var job: OpaquePointer?
-    guard pk_job_create(String(n), nil, &job) == 0, let job else { return false }
+    var kernelOptions = directOptions
+    guard String(n).withCString({ pk_job_create($0, &kernelOptions, &job) }) == 0, let job else { return false }
     defer { pk_job_destroy(job) }
     while pk_job_step(job, 1 << 22) == 1 {}
     var result = pk_result()
     result.size = MemoryLayout<pk_result>.size
     _ = pk_job_result(job, &result)
-    var factors: [String] = []
+    var factors: [(String, UInt64)] = []
+    factors.reserveCapacity(result.factor_count)
     for index in 0..<result.factor_count {
-        var buffer = [CChar](repeating: 0, count: 24)
-        var length = 0
         var exponent: UInt64 = 0
-        _ = pk_job_factor(job, index, &buffer, buffer.count, &length, &exponent)
-        factors.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        factors.append((readKernelString { pk_job_factor(job, index, $0, $1, $2, &exponent) }, exponent))
     }
+    let cofactor = readKernelString { pk_job_cofactor(job, $0, $1, $2) }
     if options.kind == .isPrime && result.is_prime != 1 {
-        var length = 0
         var count = 0
-        _ = pk_job_divisors(job, 100_000, nil, 0, &length, &count)
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        _ = pk_job_divisors(job, 100_000, &buffer, buffer.count, &length, &count)
-        let divisors = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(separator: " ")
-        return divisors.count == 2
+        let divisors = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 2048) { buffer -> String in
+            var length = 0
+            if pk_job_divisors(job, 100_000, buffer.baseAddress, buffer.count, &length, &count) == 0 {
+                return String(cString: buffer.baseAddress!)
+            }
+            var heap = [CChar](repeating: 0, count: length + 1)
+            _ = pk_job_divisors(job, 100_000, &heap, heap.count, &length, &count)
+            return String(cString: heap)
+        }
+        return count == 2 && !divisors.isEmpty
     }
-    return factors.count == 1
+    return factors.count == 1 && cofactor == "1"
 }
 
 /// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.
@@ -304,9 +344,15 @@ var operationRates: [Double] = []
 var ratios: [Double] = []
 var batchedRates: [Double] = []
 var submitRates: [Double] = []
+var queueCPU: [Double] = []
+var operationCPU: [Double] = []
 for run in 1...options.runs {
-    let ours = rate(options.jobs, jobQueueOneByOne(options.jobs))
-    let theirs = rate(options.jobs, operationQueue(options.jobs))
+    let (oursDuration, oursCPU) = withCPU(options.jobs) { jobQueueOneByOne(options.jobs) }
+    let (theirsDuration, theirsCPU) = withCPU(options.jobs) { operationQueue(options.jobs) }
+    let ours = rate(options.jobs, oursDuration)
+    let theirs = rate(options.jobs, theirsDuration)
+    queueCPU.append(oursCPU)
+    operationCPU.append(theirsCPU)
     let batched = jobQueueBatched(options.jobs)
     let submitOnly = rate(options.jobs, batchSubmitOnly(options.jobs))
     queueRates.append(ours)
@@ -316,13 +362,16 @@ for run in 1...options.runs {
     submitRates.append(submitOnly)
     print("run \(run): JobQueue \(format(ours, "jobs/s")), OperationQueue \(format(theirs, "jobs/s")), "
           + "ratio \(String(format: "%.1f", ours / theirs))×, batched end-to-end \(format(rate(options.jobs, batched.total), "jobs/s")), "
-          + "batch submit \(format(submitOnly, "jobs/s"))")
+          + "batch submit \(format(submitOnly, "jobs/s")); CPU per job \(String(format: "%.2f", oursCPU)) µs vs "
+          + "\(String(format: "%.2f", theirsCPU)) µs (\(String(format: "%.1f", theirsCPU / oursCPU))×)")
 }
 print("")
 print("Overhead: \(options.jobs) tiny \(options.kind.rawValue) jobs, \(cores) workers (medians of \(options.runs))")
 print("  JobQueue, one submit per job        \(format(median(queueRates), "jobs/s"))")
 print("  OperationQueue (\(cores) concurrent)      \(format(median(operationRates), "jobs/s"))")
 print("  ratio JobQueue / OperationQueue     \(String(format: "%.1f", median(ratios)))×   (floor 7×, aim 10×)")
+print("  CPU time per job (all threads)      \(String(format: "%.2f", median(queueCPU))) µs vs \(String(format: "%.2f", median(operationCPU))) µs, "
+      + "\(String(format: "%.1f", median(operationCPU) / median(queueCPU)))× less")
 print("  JobQueue, submit(contentsOf:) 10k   \(format(median(batchedRates), "jobs/s")) end to end")
 print("  submit(contentsOf:) alone           \(format(median(submitRates), "jobs/s"))   (aim ≥ 4 M/s)")
 
