@@ -182,10 +182,11 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     // MARK: - The store thread
 
     private func run() {
-        var nextTick = Date()
+        var nextTick = Date().addingTimeInterval(condition.withLock { state.interval.seconds })
         while true {
             condition.lock()
-            nextTick = nextTick.addingTimeInterval(state.interval.seconds)
+            // A shorter interval applied meanwhile takes effect at once.
+            nextTick = min(nextTick, Date().addingTimeInterval(state.interval.seconds))
             while !state.stopping && state.completions.isEmpty && state.flushWaiters.isEmpty
                 && Date() < nextTick {
                 condition.wait(until: nextTick)
@@ -206,10 +207,10 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             state.busy = true
             condition.unlock()
 
-            for completion in completions { finish(completion) }
-            if tickDue || !waiters.isEmpty {
+            let ticked = finish(completions, nextTick: &nextTick)
+            if (tickDue && !ticked) || !waiters.isEmpty {
                 persistCheckpoints()
-                if tickDue { nextTick = Date() }
+                if tickDue { nextTick = Date().addingTimeInterval(condition.withLock { state.interval.seconds }) }
             }
             condition.withLock { state.busy = false }
             for waiter in waiters { waiter.resume() }
@@ -221,12 +222,12 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     private func path(_ name: String) -> String { directory + "/" + name }
 
     /// Writes `record` as `name`: temp file, fsync, rename, fsync the directory.
-    private func write(_ record: StoreRecord, as name: String) throws(StoreIOError) {
+    private func write(_ record: StoreRecord, as name: String, syncDirectory: Bool = true) throws(StoreIOError) {
         let temporary = path(name + ".tmp")
         do {
             try fileSystem.writeAndSync(record.encoded(), to: temporary)
             try fileSystem.rename(temporary, to: path(name))
-            try fileSystem.syncDirectory(directory)
+            if syncDirectory { try fileSystem.syncDirectory(directory) }
         } catch {
             try? fileSystem.remove(temporary)
             throw error
@@ -244,19 +245,23 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         }
     }
 
-    private func finish(_ completion: JobCompletion) {
+    /// Files a finished job's outcome: writes its result file (the caller syncs the directory once per batch)
+    /// and lists the files to remove after that sync (its checkpoints, evicted results).
+    /// - Returns: True when a result file was written.
+    private func finish(_ completion: JobCompletion, removals: inout [String]) -> Bool {
         let key: String? = condition.withLock {
             guard let key = state.keysByJob.removeValue(forKey: completion.jobID) else { return nil }
             state.tracked[key] = nil
             return key
         }
-        guard let key else { return }
+        guard let key else { return false }
         let jobFiles = [jobName(key, 0), jobName(key, 1)]
         switch completion.outcome {
         case .cancelled(.shutdown):
-            return  // the checkpoint stays for the next start
+            return false  // the checkpoint stays for the next start
         case .cancelled:
-            removeFiles(jobFiles)
+            removals += jobFiles
+            return false
         case .succeeded, .failed:
             let stored = StoredResult(key: key, jobID: completion.jobID, candidate: completion.candidate,
                                       kind: completion.kind, outcome: {
@@ -277,25 +282,55 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                     evicted.append(old)
                 }
             }
-            if !evicted.isEmpty { removeFiles(evicted.map(resultName)) }
+            removals += evicted.map(resultName)
             if condition.withLock({ state.results[key] != nil }) {
-                if writeResult(key, completion) {
-                    removeFiles(jobFiles)
-                } else {
-                    condition.withLock { state.unwrittenResults.append(key) }
+                if writeResult(key, completion, syncDirectory: false) {
+                    removals += jobFiles
+                    return true
                 }
-            } else {
-                removeFiles(jobFiles)
+                condition.withLock { state.unwrittenResults.append(key) }
+                return false
             }
+            removals += jobFiles
+            return false
         }
     }
 
-    private func writeResult(_ key: String, _ completion: JobCompletion) -> Bool {
+    /// Files finished jobs in batches: result files, one directory sync, then the removals and another sync — two
+    /// directory syncs per batch instead of two per job. Between batches a due checkpoint tick runs, so a flood
+    /// of results never postpones the checkpoints of running jobs.
+    /// - Returns: True when a tick ran.
+    private func finish(_ completions: [JobCompletion], nextTick: inout Date) -> Bool {
+        var ticked = false
+        var start = 0
+        while start < completions.count {
+            let batch = completions[start..<min(start + 64, completions.count)]
+            start = batch.endIndex
+            var removals: [String] = []
+            var wrote = false
+            for completion in batch where finish(completion, removals: &removals) { wrote = true }
+            if wrote {
+                do { try fileSystem.syncDirectory(directory) } catch {
+                    engine?.report(EngineError(.storeWriteFailed, "checkpoint store: \(error)", path: error.path))
+                }
+            }
+            if !removals.isEmpty { removeFiles(removals) }
+            if Date() >= nextTick {
+                persistCheckpoints()
+                nextTick = Date().addingTimeInterval(condition.withLock { state.interval.seconds })
+                ticked = true
+            }
+        }
+        return ticked
+    }
+
+    private func writeResult(_ key: String, _ completion: JobCompletion, syncDirectory: Bool = true) -> Bool {
         let json = (try? JSONEncoder().encode(StoredOutcome(completion))).map { String(decoding: $0, as: UTF8.self) }
-        let record = StoreRecord(kind: .result, key: key, generation: 1, jobID: completion.jobID.rawValue, jobKind: completion.kind, priority: .normal,
-                                 state: completion.state.rawValue, payload: json ?? "{}")
+        let record = StoreRecord(kind: .result, key: key, generation: 1, jobID: completion.jobID.rawValue,
+                                 jobKind: completion.kind, priority: .normal, state: completion.state.rawValue,
+                                 payload: json ?? "{}")
         do {
-            try write(record, as: resultName(key))
+            try write(record, as: resultName(key), syncDirectory: syncDirectory)
             condition.withLock { state.writes += 1 }
             return true
         } catch {

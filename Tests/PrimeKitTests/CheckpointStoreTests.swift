@@ -134,6 +134,25 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         #expect(storedFiles(directory).keys.filter { $0.hasPrefix(key + ".job.") }.count == 2)
     }
 
+    @Test func aStreamOfFinishingJobsDoesNotPostponeTheCheckpoints() async throws {
+        let directory = makeStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let engine = await Engine.testing(stateDirectory: directory, interval: .milliseconds(5))
+        let saved = Probe("saved", streams: .pluginData, tags: .exactly([CheckpointStore.savedTag]))
+        engine.add(saved)
+        let long = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low))
+        // Results keep the store thread busy; the running job must still be written every interval.
+        var finished = 0
+        while finished < 20_000 {
+            let savesOfLong = saved.pluginData().filter { ($0.data as? StoreSaved)?.jobID == long.id }.count
+            if savesOfLong >= 3 { break }
+            _ = try await engine.submit(.isPrime(1_000 + finished % 5_000)).result
+            finished += 1
+        }
+        #expect(saved.pluginData().filter { ($0.data as? StoreSaved)?.jobID == long.id }.count >= 3, "\(long.state), \(finished) jobs finished")
+        _ = await engine.shutdown()
+    }
+
     @Test func tornCorruptAndForeignFilesAreQuarantined() async throws {
         let directory = makeStateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

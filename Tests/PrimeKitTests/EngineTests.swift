@@ -204,7 +204,7 @@ import Testing
         let dropped = stuck.events.compactMap { if case .lifecycle(.eventsDropped(let n)) = $0 { n } else { nil } }
         #expect(tags.suffix(4) == ["test.6", "test.7", "test.8", "test.9"])
         #expect(tags.count + dropped.reduce(0, +) == 10)
-        #expect(dropped.count == 1)
+        #expect(!dropped.isEmpty)
         _ = await engine.shutdown()
     }
 
