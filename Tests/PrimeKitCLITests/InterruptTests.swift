@@ -24,6 +24,7 @@ struct InterruptTests {
 
     @Test func ctrlCWritesACheckpointThatResumeFinishesToTheSameAnswer() throws {
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("run.checkpoint").path
         let numbers = ["12", longPrime, "35"]
         let stopped = try interrupt(["factor", "--bound", longBound] + numbers, with: SIGINT, checkpoint: checkpoint)
@@ -38,6 +39,7 @@ struct InterruptTests {
 
     @Test func sigtermDoesTheSameAndResumeKeepsTheJSONFormat() throws {
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("run.checkpoint").path
         // --parallel: the checkpoint holds every piece of a split job.
         let arguments = ["factor", "--json", "--parallel", "--bound", longBound, longPrime, "77"]
@@ -53,6 +55,7 @@ struct InterruptTests {
 
     @Test func isPrimeResumesWithItsExitStatus() throws {
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("is-prime.checkpoint").path
         _ = try interrupt(["is-prime", "--exit-status", "--bound", longBound, longPrime], with: SIGINT,
                           checkpoint: checkpoint)
@@ -65,6 +68,7 @@ struct InterruptTests {
         // script(1) runs the tool on a pseudo-terminal; ^C written to it becomes SIGINT from the line discipline,
         // as when a person presses Ctrl-C. The test waits for the bar before pressing it.
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("tty.checkpoint").path
         let command = "'\(Tool.path)' factor --bound \(longBound) --checkpoint '\(checkpoint)' \(longPrime)"
         let terminal = try Launched(["-qfec", command, "/dev/null"], executable: "/usr/bin/script",
@@ -83,6 +87,7 @@ struct InterruptTests {
 
     @Test func aSecondSignalEndsAtOnceAndNeverLeavesAHalfWrittenFile() throws {
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("twice.checkpoint").path
         let launched = try Launched(["factor", "--progress", "--checkpoint", checkpoint, "--bound", longBound,
                                      longPrime])
@@ -104,8 +109,9 @@ struct InterruptTests {
 
     @Test func aDamagedCheckpointIsAnErrorNotACrash() throws {
         let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("bad.checkpoint").path
-        try Data("primekit-cli-checkpoint 1\ncommand factor\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("primekit-cli-checkpoint 1\ncommand factor\n".utf8)))
         let run = try Tool.run(["resume", path])
         #expect(run.status == 1)
         #expect(run.stderrLines.count == 1)
