@@ -373,6 +373,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         let taken = Self.checkpoints(of: candidates)
         var failures: [StoreIOError] = []
         var firstFailedJob: JobID?
+        var written: [(String, Job, UInt64, String, JobState, Double)] = []
         for (key, job, checkpoint, jobState, percent) in taken {
             let plan: (UInt64, Bool)? = condition.withLock {
                 guard let tracked = state.tracked[key], tracked.job === job else { return nil }
@@ -387,19 +388,35 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                                      jobKind: job.kind,
                                      priority: job.priority, state: jobState.rawValue, payload: checkpoint.text)
             do {
-                try write(record, as: jobName(key, generation))
-                condition.withLock {
-                    state.writes += 1
-                    state.tracked[key]?.generation = generation
-                    state.tracked[key]?.writtenText = checkpoint.text
-                    state.tracked[key]?.writtenState = jobState
-                }
-                engine?.broadcast(tag: Self.savedTag,
-                                  data: StoreSaved(key: key, jobID: job.id, generation: generation, percent: percent),
-                                  from: self)
+                try write(record, as: jobName(key, generation), syncDirectory: false)
+                written.append((key, job, generation, checkpoint.text, jobState, percent))
             } catch {
                 failures.append(error)
                 if firstFailedJob == nil { firstFailedJob = job.id }
+            }
+        }
+        // One directory sync makes this tick's renames durable; only then is a generation reported saved.
+        if !written.isEmpty {
+            var synced = true
+            do { try fileSystem.syncDirectory(directory) } catch {
+                synced = false
+                failures.append(error)
+            }
+            condition.withLock {
+                for (key, _, generation, text, jobState, _) in written {
+                    state.writes += 1
+                    state.tracked[key]?.generation = generation
+                    state.tracked[key]?.writtenText = synced ? text : nil  // not known durable: write it again
+                    state.tracked[key]?.writtenState = synced ? jobState : nil
+                }
+            }
+            if synced {
+                for (key, job, generation, _, _, percent) in written {
+                    engine?.broadcast(tag: Self.savedTag,
+                                      data: StoreSaved(key: key, jobID: job.id, generation: generation,
+                                                       percent: percent),
+                                      from: self)
+                }
             }
         }
         if let first = failures.first {
