@@ -71,7 +71,17 @@ static uint64_t sqrt_capped(const mpz_t v, uint64_t cap)
 
 void pk_job_refresh_bound(pk_job *job)
 {
-    job->eff_bound = sqrt_capped(job->cof, job->bound);
+    if (job->from <= 2) {
+        /* Every prime below next is gone: a prime factor left is above
+           sqrt(cof) only if it is cof itself. */
+        job->eff_bound = sqrt_capped(job->cof, job->bound);
+    } else {
+        /* Primes below the range may still divide cof, so a prime of the
+           range can exceed sqrt(cof): stop only past cof itself. */
+        job->eff_bound = job->bound;
+        if (mpz_sizeinbase(job->cof, 2) <= 64 && mpz_get_ui(job->cof) < job->bound)
+            job->eff_bound = mpz_get_ui(job->cof);
+    }
 }
 
 void pk_job_update_percent(pk_job *job)

@@ -135,9 +135,12 @@ typedef struct pk_options {
     const char *bound;      /* last divisor to try (inclusive), decimal; NULL means
                                floor(sqrt(n)) capped at 2^32. Values above 2^64-65536
                                (strings of any length) are treated as 2^64-65536:
-                               trial division never gets that far. The bound also
-                               shrinks on its own to floor(sqrt(cofactor)) as
-                               factors are divided out. */
+                               trial division never gets that far. When the range
+                               starts at 2 the bound also shrinks on its own to
+                               floor(sqrt(cofactor)) as factors are divided out;
+                               a range starting above 2 tries every divisor up to
+                               min(bound, cofactor), since primes below the range
+                               may still divide the cofactor. */
     size_t max_digits;      /* candidates longer than this are PK_E_TOO_LARGE */
     size_t bpsw_digits;     /* a remainder left above the bound, above 2^64, with at most
                                this many digits is classified by BPSW; longer ones are
