@@ -1,6 +1,6 @@
 # PrimeKit — top-level entry points.
-#   make demo    factor real numbers with the kernel (installs libgmp-dev if missing)
-#   make test    every test suite: C (plain and sanitized), Swift
+#   make demo    factor real numbers with the primekit tool (installs libgmp-dev if missing)
+#   make test    every test suite: C (plain, every SIMD path, sanitized), Swift (engine, engine core, tool)
 #   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
@@ -28,8 +28,7 @@ deps:
 	fi
 
 demo: deps
-	@$(MAKE) -s -C bindings/c build/factor >/dev/null
-	@bindings/c/build/factor $(DEMO_NUMBERS)
+	swift run -c release primekit factor $(DEMO_NUMBERS)
 
 test: deps test-c test-swift
 
@@ -43,8 +42,7 @@ test-swift:
 # A separate scratch path: sanitized objects never mix with the normal build.
 test-tsan: deps
 	$(MAKE) -C bindings/c test-tsan
-	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-	swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+	swift test --sanitize=thread --scratch-path .build-tsan
 
 bench: deps
 	$(MAKE) -C Tests/Benchmarks/kernel bench
