@@ -64,7 +64,7 @@ final class Scheduler: Sendable {
     }
 
     /// The most small jobs a worker takes per trip into the lock.
-    static let batchLimit = 16
+    static let batchLimit = 64
 
     func runWorker(_ parker: Parker, slot: Int) {
         var reports: [SliceReport] = []
@@ -173,6 +173,12 @@ final class Scheduler: Sendable {
         if step == .done && assignment.single {
             let result = Result { () throws(PrimeKitError) -> JobResult in
                 try Self.buildResult(kind: job.kind, kernel: kernel, candidate: job.candidate)
+            }
+            // The answer is read: the job lets go of its kernel job here, so the C job is freed on this worker when
+            // `kernel` goes out of scope, not under the queue's lock when the report is applied. Until then the
+            // piece is still on this worker, so nobody else needs the kernel (interrupting a done job is moot).
+            job.core.withLock(anchoredTo: job) { core in
+                if core.pieces[assignment.piece].kernel === kernel { core.pieces[assignment.piece].kernel = nil }
             }
             return .finished(job, piece: assignment.piece, progress, factors: nil, result: result)
         }
