@@ -219,7 +219,7 @@ import Testing
         engine.applySettings()
         await engine.suspend()
         engine.resume()
-        await watcher.wait { $0.count >= 5 }
+        await watcher.wait { events in events.contains { if case .lifecycle(.resumed) = $0 { true } else { false } } }
         let names = watcher.events.compactMap { event -> String? in
             guard case .lifecycle(let l) = event else { return nil }
             switch l {
