@@ -135,6 +135,32 @@ static inline double newton(double x, double d)
     return x * (2.0 - d * x);
 }
 
+/* Every slot's divisor and its correctly rounded reciprocal at turn t. */
+static inline void slots_seed(double *d, double *x, uint64_t t)
+{
+    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+        d[s] = (double)(PK_WHEEL * t + pk_wheel_residues[s]);
+        x[s] = 1.0 / d[s];
+    }
+}
+
+/* Carry every slot to the next turn: one Newton step, or two where one is
+   not precise enough (see the bounds above). */
+static inline void slots_advance(double *d, double *x, int two_steps)
+{
+    if (two_steps) {
+        for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+            d[s] += (double)PK_WHEEL;
+            x[s] = newton(newton(x[s], d[s]), d[s]);
+        }
+    } else {
+        for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
+            d[s] += (double)PK_WHEEL;
+            x[s] = newton(x[s], d[s]);
+        }
+    }
+}
+
 /*
  * Where the compiler guarantees a fused multiply-add (every aarch64 target),
  * the portable scans use the SIMD scans' method in plain C, which compilers
@@ -155,19 +181,10 @@ static uint64_t scan64_fma(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
     double d[PK_WHEEL_SLOTS], x[PK_WHEEL_SLOTS], nh, nl;
     pk_n64_split(n, &nh, &nl);
     const double target = -nl;
-    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
-        x[s] = 1.0 / d[s];
-    }
+    slots_seed(d, x, turn_lo);
     for (uint64_t t = turn_lo; t < turn_hi; t++) {
-        if (t != turn_lo) {
-            int steps = t < PK_FP64_ONE_STEP_TURN ? 2 : 1;
-            for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-                d[s] += (double)PK_WHEEL;
-            for (int k = 0; k < steps; k++)
-                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
-                    x[s] = newton(x[s], d[s]);
-        }
+        if (t != turn_lo)
+            slots_advance(d, x, t < PK_FP64_ONE_STEP_TURN);
         unsigned hit = 0;
         for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
             double q = round_fma(nh * x[s]);
@@ -233,24 +250,10 @@ uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi)
 #ifdef PK_PORTABLE_FMA
     return scan64_fma(n, turn_lo, turn_hi);
 #endif
-    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
-        x[s] = 1.0 / d[s];
-    }
+    slots_seed(d, x, turn_lo);
     for (uint64_t t = turn_lo; t < turn_hi; t++) {
-        if (t != turn_lo) {
-            if (t < PK_FP64_ONE_STEP_TURN) {
-                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                    d[s] += (double)PK_WHEEL;
-                    x[s] = newton(newton(x[s], d[s]), d[s]);
-                }
-            } else {
-                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                    d[s] += (double)PK_WHEEL;
-                    x[s] = newton(x[s], d[s]);
-                }
-            }
-        }
+        if (t != turn_lo)
+            slots_advance(d, x, t < PK_FP64_ONE_STEP_TURN);
         uint64_t base = PK_WHEEL * t;
         unsigned hit = 0;
         if (narrow) {
@@ -302,24 +305,10 @@ uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi)
     const uint64_t m38 = (UINT64_C(1) << 38) - 1;
     const uint64_t top = (uint64_t)(n >> 76), mid = (uint64_t)(n >> 38) & m38;
     const uint64_t low = (uint64_t)n & m38;
-    for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-        d[s] = (double)(PK_WHEEL * turn_lo + pk_wheel_residues[s]);
-        x[s] = 1.0 / d[s];
-    }
+    slots_seed(d, x, turn_lo);
     for (uint64_t t = turn_lo; t < turn_hi; t++) {
-        if (t != turn_lo) {
-            if (t < PK_FP128_ONE_STEP_TURN) {
-                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                    d[s] += (double)PK_WHEEL;
-                    x[s] = newton(newton(x[s], d[s]), d[s]);
-                }
-            } else {
-                for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++) {
-                    d[s] += (double)PK_WHEEL;
-                    x[s] = newton(x[s], d[s]);
-                }
-            }
-        }
+        if (t != turn_lo)
+            slots_advance(d, x, t < PK_FP128_ONE_STEP_TURN);
         uint64_t base = PK_WHEEL * t;
         unsigned hit = 0;
         for (unsigned s = 0; s < PK_WHEEL_SLOTS; s++)
