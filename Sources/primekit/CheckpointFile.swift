@@ -152,19 +152,11 @@ enum AtomicFile {
     static func write(_ bytes: [UInt8], to path: String, temporaryPath: String) throws(CLIError) {
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw CLIError("cannot create \(temporaryPath): \(errnoText())") }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                let reason = errnoText()
-                close(descriptor)
-                unlink(temporaryPath)
-                throw CLIError("cannot write \(temporaryPath): \(reason)")
-            }
-            written += result
+        let failure = writeAll(descriptor, bytes)
+        if failure != 0 {
+            close(descriptor)
+            unlink(temporaryPath)
+            throw CLIError("cannot write \(temporaryPath): \(String(cString: strerror(failure)))")
         }
         if fsync(descriptor) != 0 {
             let reason = errnoText()

@@ -24,30 +24,33 @@ final class OutputStream: @unchecked Sendable {
     }
 
     func flush() {
-        var offset = 0
-        while offset < buffer.count {
-            let result = buffer.withUnsafeBytes { raw in
-                Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                break  // EPIPE and friends: nothing sensible is left to do with this output
-            }
-            offset += result
-        }
+        // EPIPE and friends: nothing sensible is left to do with this output.
+        _ = writeAll(descriptor, buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 }
 
-/// Writes one line to standard error at once, unbuffered: `primekit: <message>`.
-func reportError(_ message: String) {
-    let line = Array("primekit: \(message)\n".utf8)
+/// Writes all of `bytes` to `descriptor`, going on after short writes and EINTR.
+/// - Returns: 0, or the `errno` of the write that failed.
+func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Int32 {
     var offset = 0
-    while offset < line.count {
-        let result = line.withUnsafeBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
-        if result <= 0 { if result < 0 && errno == EINTR { continue }; break }
+    while offset < bytes.count {
+        let result = bytes.withUnsafeBytes { raw in
+            Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+        }
+        if result < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        if result == 0 { return EIO }
         offset += result
     }
+    return 0
+}
+
+/// Writes one line to standard error at once, unbuffered: `primekit: <message>`.
+func reportError(_ message: String) {
+    _ = writeAll(2, Array("primekit: \(message)\n".utf8))
 }
 
 enum AnswerFormat {
