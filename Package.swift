@@ -34,6 +34,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The JSON bridge's wire types and dispatcher (docs/protocol.md); `primekit serve` runs it on stdio.
+        .target(
+            name: "PrimeKitBridge",
+            dependencies: ["PrimeKit", .product(name: "DequeModule", package: "swift-collections")]
+        ),
+        .testTarget(
+            name: "PrimeKitBridgeTests",
+            dependencies: ["PrimeKitBridge", "PrimeKit"]
+        ),
         // The engine benchmark: swift run -c release primekit-engine-bench [--quick]
         .executableTarget(
             name: "PrimeKitEngineBench",
@@ -60,14 +69,16 @@ let package = Package(
             name: "PrimeKitCLI",
             dependencies: [
                 "PrimeKit",
+                "PrimeKitBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/primekit"
         ),
         // Runs the built primekit executable (swift build builds it before the tests).
         .testTarget(
             name: "PrimeKitCLITests",
-            dependencies: ["PrimeKit"]
+            dependencies: ["PrimeKit", "PrimeKitBridge"]
         ),
     ]
 )

@@ -20,7 +20,7 @@ public struct StoredResult: Sendable {
 public struct RecoveredJob: Sendable {
     /// The store's durable key of the job (the same across restarts).
     public let key: String
-    /// The job's id in the process that last stored it.
+    /// The job's id when it was stored: the recovered job keeps it (``job`` has the same id).
     public let previousJobID: JobID
     /// The job now running (or paused) in this engine.
     public let job: Job

@@ -97,7 +97,10 @@ public final class Engine: Sendable {
         var recovered: [RecoveredJob] = []
         var errors = recovery.errors
         queue.suspend()
+        // A recovered job keeps its id (recovery.jobs is in ascending id order), and new jobs are numbered after
+        // every id the directory remembers, so an id names the same job across restarts.
         for found in recovery.jobs {
+            queue.scheduler.raiseNextJobID(to: max(found.record.jobID, 1) - 1)
             var job: Job?
             var candidates = [(found.record, found.checkpoint)]
             if let older = found.otherGeneration, let checkpoint = try? Checkpoint(text: older.payload) {
@@ -121,6 +124,8 @@ public final class Engine: Sendable {
             let previous = JobID(rawValue: found.record.jobID)
             recovered.append(RecoveredJob(key: found.key, previousJobID: previous, job: job))
         }
+        queue.scheduler.raiseNextJobID(to: recovery.results.map(\.jobID.rawValue).max() ?? 0)
+        queue.scheduler.raiseNextJobID(to: recovery.jobs.map(\.record.jobID).max() ?? 0)
         store.adoptResults(recovery.results)
         recoveredJobs = recovered
         startupErrors = errors

@@ -34,6 +34,16 @@ extension Scheduler {
         }
     }
 
+    /// Makes the next job id at least `id + 1` (never lowers it).
+    func raiseNextJobID(to id: UInt64) {
+        var current = nextJobID.load(ordering: .relaxed)
+        while current < id {
+            let (exchanged, original) = nextJobID.compareExchange(expected: current, desired: id, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
+
     static let shutDownError = PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
 
     func checkDependencies(_ spec: PreparedJob) throws(PrimeKitError) {

@@ -19,6 +19,7 @@
 
 import Foundation
 import PrimeKit
+import PrimeKitBridge
 
 /// What a run works through, in order: numbers as written, or jobs restored from engine checkpoints.
 enum WorkItem: Sendable {

@@ -31,10 +31,10 @@ struct Primekit: AsyncParsableCommand {
               130  interrupted by Ctrl-C or SIGTERM (a checkpoint was written when work was left)
             """,
         version: Primekit.version,
-        subcommands: [Factor.self, IsPrime.self, Resume.self, Bench.self]
+        subcommands: [Factor.self, IsPrime.self, Resume.self, Serve.self, Bench.self]
     )
 
-    static let version = "primekit 0.1.0 (kernel \(PrimeKitVersion.kernel))"
+    static let version = "primekit \(PrimeKitVersion.package) (kernel \(PrimeKitVersion.kernel))"
 
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {

@@ -2,6 +2,7 @@
 
 import Foundation
 import PrimeKit
+import PrimeKitBridge
 
 /// A buffered writer on a file descriptor. Used from one thread at a time.
 final class OutputStream: @unchecked Sendable {
@@ -55,53 +56,23 @@ func reportError(_ message: String) {
 
 enum AnswerFormat {
     /// The factor result of PROTOCOL.md "Results", keys in the protocol's order, one line.
-    static func json(_ result: FactorResult) -> [UInt8] {
-        var out = JSONLine()
-        out.key("candidate", first: true); out.string(result.candidate)
-        out.key("factors"); out.raw("[")
-        for (index, factor) in result.factors.enumerated() {
-            if index > 0 { out.raw(",") }
-            out.raw("{"); out.key("prime", first: true); out.string(factor.prime)
-            out.key("exponent"); out.raw(String(factor.exponent)); out.raw("}")
-        }
-        out.raw("]")
-        out.key("cofactor"); out.string(result.cofactor)
-        out.key("cofactorStatus"); out.string(result.cofactorStatus.rawValue)
-        out.key("complete"); out.raw(result.complete ? "true" : "false")
-        out.key("isPrime"); out.raw(result.isPrime.map { $0 ? "true" : "false" } ?? "null")
-        out.key("certainty"); out.string(result.certainty.rawValue)
-        return out.finished()
-    }
+    static func json(_ result: FactorResult) -> [UInt8] { WireFormat.line(.factorization(result)) }
 
     /// The plugin-shaped isPrime answer: candidate, isPrime, complete, progress, then factors or divisorCount.
-    static func json(_ result: PrimalityResult) -> [UInt8] {
-        var out = JSONLine()
-        out.key("candidate", first: true); out.string(result.candidate)
-        out.key("isPrime"); out.raw(result.isPrime.map { $0 ? "true" : "false" } ?? "null")
-        out.key("complete"); out.raw(result.complete ? "true" : "false")
-        out.key("progress"); out.raw(result.progress == result.progress.rounded() ? String(Int(result.progress))
-                                                                                   : String(result.progress))
-        if let factors = result.factors {
-            out.key("factors"); out.raw("[")
-            for (index, divisor) in factors.enumerated() {
-                if index > 0 { out.raw(",") }
-                out.string(divisor)
-            }
-            out.raw("]")
-        }
-        if let count = result.divisorCount { out.key("divisorCount"); out.raw(String(count)) }
-        return out.finished()
-    }
+    static func json(_ result: PrimalityResult) -> [UInt8] { WireFormat.line(.primality(result)) }
 
     /// The error line of a bad input in `--json` mode: `{"candidate":"2.54","error":{"code":…,"message":…}}`.
     static func jsonError(candidate: String, code: String, message: String) -> [UInt8] {
-        var out = JSONLine()
-        out.key("candidate", first: true); out.string(candidate)
-        out.key("error"); out.raw("{")
-        out.key("code", first: true); out.string(code)
-        out.key("message"); out.string(message)
-        out.raw("}")
-        return out.finished()
+        var out = JSONWriter()
+        out.object { out in
+            out.member("candidate", string: candidate)
+            out.key("error")
+            out.object { out in
+                out.member("code", string: code)
+                out.member("message", string: message)
+            }
+        }
+        return out.bytes + [0x0A]
     }
 
     /// `N: p p p`, or with exponents `N: p^e q`, then the cofactor when trial division did not finish.
@@ -147,39 +118,5 @@ enum AnswerFormat {
             line += "unknown; no factor found and the remainder is too long for a primality test"
         }
         return line + "\n"
-    }
-}
-
-/// Builds one JSON object on one line. Keys keep the order they are written in (JSONEncoder on Linux does not).
-struct JSONLine {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
-
-    mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
-
-    mutating func key(_ name: String, first: Bool = false) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        string(name)
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: bytes += Array("\\n".utf8)
-            case 0x0D: bytes += Array("\\r".utf8)
-            case 0x09: bytes += Array("\\t".utf8)
-            case 0..<0x20: bytes += Array(String(format: "\\u%04x", Int(byte)).utf8)
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    mutating func finished() -> [UInt8] {
-        bytes += [UInt8(ascii: "}"), UInt8(ascii: "\n")]
-        return bytes
     }
 }

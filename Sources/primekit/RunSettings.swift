@@ -1,4 +1,5 @@
 import ArgumentParser
+import PrimeKitBridge
 
 /// An error the tool reports as `primekit: <message>` with an exit status (1 unless said otherwise).
 struct CLIError: Error, Sendable {

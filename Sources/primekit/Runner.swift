@@ -4,6 +4,7 @@
 
 import Foundation
 import PrimeKit
+import PrimeKitBridge
 
 final class Runner {
     private enum Event: Sendable {

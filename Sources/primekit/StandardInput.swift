@@ -3,6 +3,7 @@
 
 import Dispatch
 import Foundation
+import PrimeKitBridge
 
 final class StandardInput: @unchecked Sendable {
     /// A token, possibly cut short: a token longer than the longest candidate is kept only up to that length.

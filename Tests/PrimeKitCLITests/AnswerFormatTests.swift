@@ -60,7 +60,7 @@ struct AnswerFormatTests {
         #expect(try Tool.run(["is-prime", "12"]).stdout == "12: not prime; divisors: 1 2 3 4 6 12\n")
         let json = try Tool.run(["is-prime", "--json", "6801534321"])
         #expect(json.status == 0)
-        #expect(json.stdout == #"{"candidate":"6801534321","isPrime":false,"complete":true,"progress":100,"factors":["1","3","41","123","55297027","165891081","2267178107","6801534321"]}"# + "\n")
+        #expect(json.stdout == #"{"candidate":"6801534321","isPrime":false,"complete":true,"progress":100,"factors":["1","3","41","123","55297027","165891081","2267178107","6801534321"],"certainty":"proven"}"# + "\n")
         let prime = try Tool.run(["is-prime", "--json", "179402471"])
         let decoded = try JSONDecoder().decode(PrimalityResult.self, from: Data(prime.stdout.utf8))
         let expected = try await Expected.primality("179402471")

@@ -1,16 +1,16 @@
-// Checks a candidate the way a person would want to hear about it: which token is wrong, and why.
+// Checks a candidate (command line or bridge) the way a person would want to hear about it: which token is wrong, and why.
 
 /// Why a piece of text is not a candidate, in words.
-struct InvalidCandidate: Error, Sendable {
+public struct InvalidCandidate: Error, Sendable {
     /// The offending text (possibly cut short: see ``shown``).
-    let text: String
+    public let text: String
     /// Its length in characters, when `text` was cut short while reading.
-    let fullLength: Int?
+    public let fullLength: Int?
     /// Why it is not a candidate, e.g. "not a whole number".
-    let reason: String
+    public let reason: String
 
     /// The text as it appears in messages: at most 40 characters, control characters replaced.
-    var shown: String {
+    public var shown: String {
         var shown = ""
         var count = 0
         for scalar in text.unicodeScalars {
@@ -24,18 +24,18 @@ struct InvalidCandidate: Error, Sendable {
     }
 
     /// `invalid candidate "2.54": not a whole number`
-    var message: String { "invalid candidate \"\(shown)\": \(reason)" }
+    public var message: String { "invalid candidate \"\(shown)\": \(reason)" }
 }
 
-enum CandidateCheck {
+public enum CandidateCheck {
     /// The kernel's default limit on candidate length.
-    static let maxDigits = 10_000_000
+    public static let maxDigits = 10_000_000
 
     /// Returns nil for a canonical decimal integer of at least 2 and at most `maxDigits` digits, else the problem.
     /// - Parameters:
     ///   - text: The token as written.
     ///   - fullLength: The token's real length when `text` was cut short.
-    static func problem(with text: String, fullLength: Int? = nil, maxDigits: Int = maxDigits) -> InvalidCandidate? {
+    public static func problem(with text: String, fullLength: Int? = nil, maxDigits: Int = maxDigits) -> InvalidCandidate? {
         guard let reason = reason(text, fullLength: fullLength, maxDigits: maxDigits) else { return nil }
         return InvalidCandidate(text: text, fullLength: fullLength, reason: reason)
     }
@@ -90,13 +90,13 @@ enum CandidateCheck {
     }
 
     /// Checks a `--from` or `--bound` value: a canonical decimal integer (any size).
-    static func optionProblem(_ text: String) -> String? {
+    public static func optionProblem(_ text: String) -> String? {
         let bytes = Array(text.utf8)
         guard let first = bytes.first else { return "empty, expected a whole number" }
         if bytes.allSatisfy(isDigit) {
             return bytes.count > 1 && first == UInt8(ascii: "0") ? "leading zeros are not allowed" : nil
         }
-        if NegativeNumbers.looksNegative(text) { return "negative numbers are not accepted" }
+        if bytes.count >= 2, first == UInt8(ascii: "-"), isDigit(bytes[1]) || bytes[1] == UInt8(ascii: ".") { return "negative numbers are not accepted" }
         return reason(text, fullLength: nil, maxDigits: Int.max) ?? "not a decimal number"
     }
 }

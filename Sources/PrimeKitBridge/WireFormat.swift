@@ -1,0 +1,104 @@
+import PrimeKit
+
+/// The wire shapes of results, progress and states (docs/protocol.md, "Results"): one encoder for the bridge and
+/// the command line's `--json`.
+public enum WireFormat {
+    /// The protocol version this module speaks.
+    public static let protocolVersion = 1
+
+    /// A factor result: `{candidate, factors: [{prime, exponent}], cofactor, cofactorStatus, complete, isPrime,
+    /// certainty}`.
+    public static func write(_ result: FactorResult, into out: inout JSONWriter) {
+        out.object { out in
+            out.member("candidate", string: result.candidate)
+            out.key("factors")
+            out.array { out in
+                for factor in result.factors {
+                    out.object { out in
+                        out.member("prime", string: factor.prime)
+                        out.member("exponent", number: factor.exponent)
+                    }
+                }
+            }
+            out.member("cofactor", string: result.cofactor)
+            out.member("cofactorStatus", string: result.cofactorStatus.rawValue)
+            out.member("complete", bool: result.complete)
+            out.key("isPrime")
+            if let isPrime = result.isPrime { out.bool(isPrime) } else { out.null() }
+            out.member("certainty", string: result.certainty.rawValue)
+        }
+    }
+
+    /// The plugin-shaped isPrime result: `{candidate, isPrime, complete, progress, factors | divisorCount,
+    /// certainty}`; `certainty` says how a true or false is known and is absent when `isPrime` is null.
+    public static func write(_ result: PrimalityResult, into out: inout JSONWriter) {
+        out.object { out in
+            out.member("candidate", string: result.candidate)
+            out.key("isPrime")
+            if let isPrime = result.isPrime { out.bool(isPrime) } else { out.null() }
+            out.member("complete", bool: result.complete)
+            out.member("progress", number: result.progress)
+            if let factors = result.factors {
+                out.key("factors")
+                out.array { out in for divisor in factors { out.string(divisor) } }
+            }
+            if let count = result.divisorCount { out.member("divisorCount", number: count) }
+            if result.isPrime != nil, let certainty = result.factorization?.certainty {
+                out.member("certainty", string: result.isPrime == false ? Certainty.proven.rawValue : certainty.rawValue)
+            }
+        }
+    }
+
+    /// Either result, by the job's kind.
+    public static func write(_ result: JobResult, into out: inout JSONWriter) {
+        switch result {
+        case .factorization(let factorization): write(factorization, into: &out)
+        case .primality(let primality): write(primality, into: &out)
+        }
+    }
+
+    /// One result as a line of JSON (with its newline), as `primekit factor --json` prints it.
+    public static func line(_ result: JobResult) -> [UInt8] {
+        var out = JSONWriter()
+        write(result, into: &out)
+        return out.bytes + [0x0A]
+    }
+
+    /// The wire name of a job state: `pending` (waiting for dependencies), `queued`, `running`, `paused`,
+    /// `succeeded`, `failed`, `cancelled`.
+    public static func name(_ state: JobState) -> String {
+        state == .ready ? "queued" : state.rawValue
+    }
+
+    /// The job state a wire name stands for.
+    public static func state(named name: String) -> JobState? {
+        name == "queued" ? .ready : (name == "ready" ? nil : JobState(rawValue: name))
+    }
+
+    /// The wire name of a priority: `veryLow`, `low`, `normal`, `high`, `veryHigh`.
+    public static func name(_ priority: JobPriority) -> String {
+        switch priority {
+        case .veryLow: "veryLow"
+        case .low: "low"
+        case .normal: "normal"
+        case .high: "high"
+        case .veryHigh: "veryHigh"
+        }
+    }
+
+    /// The priority a wire name (or the numbers 0–4) stands for.
+    public static func priority(named name: String) -> JobPriority? {
+        JobPriority.allCases.first { self.name($0) == name }
+    }
+
+    /// The members of a `job/progress` notification after `jobId`: `seq, state, progress, next, tested, factors`.
+    static func writeProgressMembers(_ progress: JobProgress, into out: inout JSONWriter) {
+        out.member("seq", number: progress.seq)
+        out.member("state", string: name(progress.state))
+        out.member("progress", number: (progress.percent * 100).rounded() / 100)
+        out.member("next", string: String(progress.nextDivisor))
+        out.member("tested", string: String(progress.divisorsTested))
+        out.key("factors")
+        out.array { out in for factor in progress.factors { out.string(factor) } }
+    }
+}
