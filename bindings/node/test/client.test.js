@@ -1,0 +1,150 @@
+// Results, inputs and errors of the Client against the real `primekit serve`.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Client, PrimeKitError } from '../index.js';
+import { executable, within } from './helpers.js';
+
+let client;
+before(async () => {
+  client = await Client.spawn({ executable });
+});
+after(async () => {
+  await client?.close();
+});
+
+const M89 = 2n ** 89n - 1n;  // a Mersenne prime beyond 2^64
+
+test('spawn performs initialize and keeps its answer', () => {
+  assert.equal(client.server.protocolVersion, 1);
+  assert.equal(client.server.server.name, 'primekit');
+  assert.ok(client.server.capabilities.methods.includes('job/submit'));
+  assert.equal(client.executable, executable);
+  assert.equal(typeof client.pid, 'number');
+});
+
+test('isPrime gives the plugin-shaped result, divisors as strings', async () => {
+  assert.deepEqual(await client.isPrime('6801534321'), {
+    candidate: '6801534321',
+    isPrime: false,
+    complete: true,
+    progress: 100,
+    factors: ['1', '3', '41', '123', '55297027', '165891081', '2267178107', '6801534321'],
+    certainty: 'proven',
+  });
+  const prime = await client.isPrime('1000000007');
+  assert.equal(prime.isPrime, true);
+  assert.deepEqual(prime.factors, []);
+});
+
+test('factor gives prime factors with exponents, big integers as strings', async () => {
+  assert.deepEqual(await client.factor('600851475143'), {
+    candidate: '600851475143',
+    factors: [
+      { prime: '71', exponent: 1 },
+      { prime: '839', exponent: 1 },
+      { prime: '1471', exponent: 1 },
+      { prime: '6857', exponent: 1 },
+    ],
+    cofactor: '1',
+    cofactorStatus: 'one',
+    complete: true,
+    isPrime: false,
+    certainty: 'proven',
+  });
+  const powers = await client.factor('1024');
+  assert.deepEqual(powers.factors, [{ prime: '2', exponent: 10 }]);
+});
+
+test('a candidate beyond 2^64 stays a string; its primality is probable', async () => {
+  const result = await client.factor(M89.toString());
+  assert.equal(result.candidate, '618970019642690137449562111');
+  assert.equal(result.isPrime, true);
+  assert.equal(result.cofactor, '618970019642690137449562111');
+  assert.equal(result.certainty, 'probable');
+});
+
+test('BigInt candidates are sent as their digits', async () => {
+  const result = await client.factor(600851475143n);
+  assert.equal(result.candidate, '600851475143');
+  assert.equal(result.factors.length, 4);
+  const big = await client.isPrime(M89);
+  assert.equal(big.candidate, M89.toString());
+  assert.equal(big.isPrime, true);
+});
+
+test('safe-integer Numbers are accepted, up to 2^53 - 1', async () => {
+  assert.equal((await client.isPrime(97)).isPrime, true);
+  const result = await client.factor(Number.MAX_SAFE_INTEGER);
+  assert.equal(result.candidate, '9007199254740991');
+  assert.deepEqual(result.factors.map((f) => f.prime), ['6361', '69431', '20394401']);
+});
+
+test('a Number beyond 2^53 - 1 is a RangeError (it has lost digits), before anything is sent', async () => {
+  await assert.rejects(client.isPrime(2 ** 53), RangeError);
+  await assert.rejects(client.factor(1e21), /MAX_SAFE_INTEGER/);
+  await assert.rejects(client.factor('1001', { bound: 2 ** 60 }), RangeError);
+  assert.throws(() => client.submit(-(2 ** 53)), RangeError);
+  const { jobs } = await client.request('job/list', { state: ['queued', 'running', 'failed'] });
+  assert.deepEqual(jobs, []);
+});
+
+test('invalid candidates reject with the bridge\'s code, message and data', async () => {
+  const cases = [
+    ['-15', 'negative numbers are not accepted, a candidate is at least 2'],
+    ['twelve', 'not a decimal number'],
+    [12.5, 'not a whole number'],
+    ['1', 'must be at least 2'],
+  ];
+  for (const [candidate, reason] of cases) {
+    const error = await client.factor(candidate).then(() => assert.fail(`${candidate} was accepted`), (e) => e);
+    assert.ok(error instanceof PrimeKitError, `${candidate}: ${error}`);
+    assert.equal(error.code, -32602);
+    assert.equal(error.message, `invalid params: candidate: ${reason}`);
+    assert.equal(error.data.field, 'candidate');
+    assert.equal(error.data.reason, reason);
+  }
+});
+
+test('request() is the raw JSON-RPC call; errors become PrimeKitError', async () => {
+  assert.deepEqual(await client.request('ping'), {});
+  const error = await client.request('job/launch', {}).then(() => assert.fail('answered'), (e) => e);
+  assert.ok(error instanceof PrimeKitError);
+  assert.equal(error.name, 'PrimeKitError');
+  assert.equal(error.code, -32601);
+  assert.equal(error.method, 'job/launch');
+  assert.deepEqual(error.data, { method: 'job/launch' });
+  const missing = await client.request('job/status', { jobId: 'j999999' }).catch((e) => e);
+  assert.equal(missing.code, 1001);
+});
+
+test('engine events arrive as `engine/event` after plugin/subscribe', async () => {
+  assert.deepEqual(await client.subscribe(['lifecycle']), { streams: ['lifecycle'] });
+  const seen = [];
+  const submitted = new Promise((resolve) => {
+    const listener = (params) => {
+      seen.push(params);
+      if (params.event?.event === 'jobSubmitted' && params.event.jobId === job.id) {
+        client.off('engine/event', listener);
+        resolve(params);
+      }
+    };
+    client.on('engine/event', listener);
+  });
+  const notifications = [];
+  const onNotification = (method, params) => notifications.push([method, params]);
+  client.on('notification', onNotification);
+  const job = client.submit('1001', { kind: 'isPrime' });
+  await job.result;
+  const event = await within(submitted, 10_000, 'jobSubmitted event');
+  client.off('notification', onNotification);
+  assert.equal(event.stream, 'lifecycle');
+  assert.ok(notifications.some(([method, params]) => method === 'job/finished' && params.jobId === job.id));
+  await client.unsubscribe(['lifecycle']);
+});
+
+test('many requests in one tick are all answered, in order', async () => {
+  const candidates = Array.from({ length: 2000 }, (_, i) => String(1_000_000 + i));
+  const results = await Promise.all(candidates.map((n) => client.isPrime(n)));
+  assert.deepEqual(results.map((r) => r.candidate), candidates);
+  assert.equal(results.filter((r) => r.isPrime).length, 152);  // primes in [10^6, 10^6 + 2000)
+});
