@@ -1,0 +1,21 @@
+"""PrimeKit for Python: a client for ``primekit serve`` (JSON-RPC 2.0 over a pipe).
+
+>>> with Client() as client:
+...     client.factor(600851475143)["factors"][-1]["prime"]
+6857
+"""
+
+from ._locate import find_executable
+from .client import Client, EventStream, Job, __version__
+from .errors import BridgeClosedError, ExecutableNotFoundError, InvalidParamsError, PrimeKitError
+from .progress import track
+from .types import (EngineEvent, FactorResult, JobResult, PrimalityResult, PrimeFactor, Priority, Progress, State,
+                    StoppedJob)
+from .aio import AsyncClient, AsyncJob, AsyncEventStream
+
+__all__ = [
+    "AsyncClient", "AsyncEventStream", "AsyncJob", "BridgeClosedError", "Client", "EngineEvent", "EventStream",
+    "ExecutableNotFoundError", "FactorResult", "InvalidParamsError", "Job", "JobResult", "PrimalityResult",
+    "PrimeFactor", "PrimeKitError", "Priority", "Progress", "State", "StoppedJob", "__version__", "find_executable",
+    "track",
+]

@@ -1,0 +1,57 @@
+"""Decimal strings on the wire, Python ints in the API (of any size: Python's 4300-digit conversion limit is
+worked around by converting long numbers in halves)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from .types import FactorResult, JobResult, PrimalityResult, Progress
+
+# Below the interpreter's default limit on int <-> str conversion (sys.get_int_max_str_digits(), 4300).
+_PIECE = 4000
+
+
+def to_decimal(n: int) -> str:
+    """``str(n)`` for any size of int (also when the interpreter limits int-to-str conversion)."""
+    try:
+        return str(n)
+    except ValueError:
+        if not isinstance(n, int) or n < 0:
+            raise
+    # Split in two near the middle of the digits; both halves convert in turn.
+    low_digits = int(n.bit_length() * 0.30102999566398120) // 2
+    scale: int = 10**low_digits
+    high, low = divmod(n, scale)
+    return to_decimal(high) + to_decimal(low).rjust(low_digits, "0")
+
+
+def to_int(text: str) -> int:
+    """``int(text)`` for a decimal string of any length."""
+    if len(text) <= _PIECE:
+        return int(text)
+    split = len(text) // 2
+    scale: int = 10 ** (len(text) - split)
+    return to_int(text[:split]) * scale + to_int(text[split:])
+
+
+def result(raw: dict[str, Any]) -> JobResult:
+    """A ``factor`` or ``isPrime`` result from the wire (told apart by their members)."""
+    out = dict(raw)
+    out["candidate"] = to_int(raw["candidate"])
+    if "cofactor" in raw:
+        out["cofactor"] = to_int(raw["cofactor"])
+        out["factors"] = [{"prime": to_int(f["prime"]), "exponent": f["exponent"]} for f in raw["factors"]]
+        return cast(FactorResult, out)
+    factors = raw.get("factors")
+    if factors is not None:
+        out["factors"] = [to_int(d) for d in factors]
+    return cast(PrimalityResult, out)
+
+
+def progress(raw: dict[str, Any]) -> Progress:
+    """A ``job/progress`` notification's params."""
+    out = dict(raw)
+    out["next"] = to_int(raw["next"])
+    out["tested"] = to_int(raw["tested"])
+    out["factors"] = [to_int(f) for f in raw["factors"]]
+    return cast(Progress, out)
