@@ -90,6 +90,10 @@ export class Client extends EventEmitter {
   #exited;
   #resolveExited;
   #closeTimeoutMs;
+  /** The error writing to the server's stdin failed with (EPIPE), if it did. */
+  #stdinError = null;
+  /** Whether this client signalled the process. */
+  #killed = false;
 
   /**
    * Starts `primekit serve` and performs `initialize`.
@@ -466,10 +470,10 @@ export class Client extends EventEmitter {
   };
 
   #onStdinError = (error) => {
-    // EPIPE: the server stopped reading. Nothing sent from now on can be answered.
-    if (this.#gone !== null) return;
-    this.#failAll(new BridgeExitedError(`${this.#describe()} stopped reading its input (${error.code ?? error.message})`,
-      { stderr: this.stderrTail, cause: error }));
+    // EPIPE: the server stopped reading (it may be exiting, or alive with its input closed). Nothing sent from now on
+    // can be answered; the error everything rejects with is made when the process has ended (see #onClose).
+    if (this.#stdinError !== null || this.#gone !== null) return;
+    this.#stdinError = error;
     this.#kill();
   };
 
@@ -482,12 +486,17 @@ export class Client extends EventEmitter {
       this.#onLine(rest);
     }
     let error;
+    const stdinError = this.#stdinError;
     if (this.#closing) {
       error = new ClientClosedError('the PrimeKit client was closed before this was answered');
+    } else if (stdinError !== null && this.#killed && signal !== null) {
+      error = new BridgeExitedError(
+        `${this.#describe()} stopped reading its input (${stdinError.code ?? stdinError.message}) and was stopped`,
+        { exitCode: code, signal, stderr: this.stderrTail, cause: stdinError });
     } else {
       const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
       error = new BridgeExitedError(`${this.#describe()} ${how} unexpectedly`,
-        { exitCode: code, signal, stderr: this.stderrTail });
+        { exitCode: code, signal, stderr: this.stderrTail, cause: stdinError ?? undefined });
     }
     this.#failAll(error);
     this.#resolveExited();
@@ -496,6 +505,7 @@ export class Client extends EventEmitter {
 
   #kill(signal = 'SIGKILL') {
     if (this.#child.exitCode === null && this.#child.signalCode === null) {
+      this.#killed = true;
       try {
         this.#child.kill(signal);
       } catch {

@@ -17,7 +17,7 @@ const GUARD_MS = 30_000;
 const ENDLESS = { candidate: (2n ** 89n - 1n).toString(), bound: '1000000000000' };
 
 // A stand-in server for what the real one does not do on purpose: it answers `initialize`, then closes its stdin
-// (the client's writes then fail with EPIPE), or complains on stderr and exits 7 at the next request, or ignores
+// before answering the next request (the client's writes then fail with EPIPE), or complains on stderr and exits 7 at the next request, or ignores
 // everything, SIGTERM included.
 const FAKE_SERVER = `#!${process.execPath}
 'use strict';
@@ -34,8 +34,9 @@ const request = JSON.parse(text.slice(0, text.indexOf('\\n')));
 const send = (message) => fs.writeSync(1, JSON.stringify(message) + '\\n');
 send({ jsonrpc: '2.0', id: request.id, result: { protocolVersion: 1, server: { name: 'fake' } } });
 if (mode === 'close-stdin') {
+  const next = JSON.parse(buffer.toString('utf8', 0, fs.readSync(0, buffer)));
   fs.closeSync(0);
-  send({ jsonrpc: '2.0', method: 'test/stdinClosed' });
+  send({ jsonrpc: '2.0', id: next.id, result: { stdin: 'closed' } });
 }
 if (mode === 'die-on-request') {
   fs.readSync(0, buffer);
@@ -57,6 +58,13 @@ before(() => {
 after(() => {
   rmSync(fakeDirectory, { recursive: true, force: true });
 });
+
+/** Every value an async iterator still gives, once it is done. */
+async function drain(iterator) {
+  const values = [];
+  for await (const value of iterator) values.push(value);
+  return values;
+}
 
 /** Submits the endless job and resolves once it is running (its first progress notification). */
 async function runningJob(client, options = {}) {
@@ -82,7 +90,7 @@ test('a server killed mid-job rejects every pending promise with BridgeExitedErr
   }
   assert.deepEqual(await within(exited, GUARD_MS, 'exit event'), [null, 'SIGKILL']);
   assert.equal(client.signalCode, 'SIGKILL');
-  assert.deepEqual(await iterator.next(), { value: undefined, done: true });
+  await within(drain(iterator), GUARD_MS, 'the progress iterator to end');
   // Later calls fail at once, with the same clear error.
   await assert.rejects(client.isPrime('97'), BridgeExitedError);
   assert.deepEqual(await within(client.close(), GUARD_MS, 'close after death'), { jobs: [] });
@@ -126,7 +134,8 @@ test('close() with running jobs: shutdown checkpoints them, results reject, the 
     assert.equal(error.checkpoint, entry.checkpoint);
     assert.equal(job.checkpoint, entry.checkpoint);
   }
-  assert.deepEqual(await iterator.next(), { value: undefined, done: true });
+  const rest = await within(drain(iterator), GUARD_MS, 'the progress iterator to end');
+  assert.ok(rest.every((p) => p.jobId === running.id && p.state === 'running'));
   assert.equal(client.exitCode, 0);
   assert.equal(client.closed, true);
   assert.equal(client.close(), client.close(), 'close() is idempotent');
@@ -158,9 +167,7 @@ test('close() terminates a server that does not exit by itself', async () => {
 
 test('EPIPE: a server that stops reading rejects the request instead of crashing the process', async () => {
   const client = await Client.spawn({ executable: fakeServer, args: ['close-stdin'] });
-  await within(new Promise((resolve) => {
-    client.on('notification', (method) => method === 'test/stdinClosed' && resolve());
-  }), GUARD_MS, 'the fake closing its stdin');
+  assert.deepEqual(await within(client.request('ping'), GUARD_MS, 'the fake closing its stdin'), { stdin: 'closed' });
   const error = await within(client.request('ping', { pad: 'x'.repeat(1 << 16) }).catch((e) => e), GUARD_MS, 'ping');
   assert.ok(error instanceof BridgeExitedError, String(error));
   assert.match(error.message, /stopped reading its input \(EPIPE\)/);
