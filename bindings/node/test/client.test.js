@@ -119,27 +119,33 @@ test('request() is the raw JSON-RPC call; errors become PrimeKitError', async ()
 
 test('engine events arrive as `engine/event` after plugin/subscribe', async () => {
   assert.deepEqual(await client.subscribe(['lifecycle']), { streams: ['lifecycle'] });
+  // engine/event is not ordered after the job/submit response, so the events are collected from before the submit.
   const seen = [];
-  const submitted = new Promise((resolve) => {
-    const listener = (params) => {
-      seen.push(params);
-      if (params.event?.event === 'jobSubmitted' && params.event.jobId === job.id) {
-        client.off('engine/event', listener);
-        resolve(params);
-      }
-    };
-    client.on('engine/event', listener);
-  });
+  let wake = () => {};
+  const onEvent = (params) => {
+    seen.push(params);
+    wake();
+  };
+  client.on('engine/event', onEvent);
   const notifications = [];
   const onNotification = (method, params) => notifications.push([method, params]);
   client.on('notification', onNotification);
-  const job = client.submit('1001', { kind: 'isPrime' });
-  await job.result;
-  const event = await within(submitted, 10_000, 'jobSubmitted event');
-  client.off('notification', onNotification);
-  assert.equal(event.stream, 'lifecycle');
-  assert.ok(notifications.some(([method, params]) => method === 'job/finished' && params.jobId === job.id));
-  await client.unsubscribe(['lifecycle']);
+  try {
+    const job = client.submit('1001', { kind: 'isPrime' });
+    await job.result;
+    const isOurs = (params) => params.event?.event === 'jobSubmitted' && params.event.jobId === job.id;
+    await within(new Promise((resolve) => {
+      wake = () => seen.some(isOurs) && resolve();
+      wake();
+    }), 10_000, 'jobSubmitted event');
+    assert.equal(seen.find(isOurs).stream, 'lifecycle');
+    assert.ok(notifications.some(([method, params]) => method === 'job/finished' && params.jobId === job.id));
+    assert.ok(notifications.some(([method, params]) => method === 'engine/event' && isOurs(params)));
+  } finally {
+    client.off('engine/event', onEvent);
+    client.off('notification', onNotification);
+    await client.unsubscribe(['lifecycle']);
+  }
 });
 
 test('many requests in one tick are all answered, in order', async () => {
