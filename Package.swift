@@ -41,7 +41,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PrimeKitBridgeTests",
-            dependencies: ["PrimeKitBridge", "PrimeKit"]
+            dependencies: ["PrimeKitBridge", "PrimeKit", .product(name: "Logging", package: "swift-log")]
         ),
         // The engine benchmark: swift run -c release primekit-engine-bench [--quick]
         .executableTarget(

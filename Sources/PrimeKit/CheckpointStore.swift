@@ -75,6 +75,10 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         var completions: [JobCompletion] = []
         var unwrittenResults: [String] = []
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Completions handed to the store, and those filed (result written and the directory synced, or given up).
+        var completionsQueued: UInt64 = 0
+        var completionsFiled: UInt64 = 0
+        var filedWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
         var interval: Duration
         var stopping = false
         var busy = false
@@ -118,6 +122,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     func jobFinished(_ completion: JobCompletion) {
         condition.withLock {
             state.completions.append(completion)
+            state.completionsQueued += 1
             condition.signal()
         }
     }
@@ -142,6 +147,21 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     /// The durable key of a job submitted through the engine.
     public func key(for jobID: JobID) -> String? {
         condition.withLock { state.keysByJob[jobID] }
+    }
+
+    /// Returns once every job that finished before the call has its outcome filed: its result written and the
+    /// directory synced (or the write failed and was reported). Cheaper than ``persistNow()``: checkpoints are not
+    /// written, and one directory sync covers every result waiting at the time.
+    public func waitUntilResultsFiled() async {
+        await withCheckedContinuation { continuation in
+            condition.withLock {
+                if state.threadRunning && !state.stopping && state.completionsFiled < state.completionsQueued {
+                    state.filedWaiters.append((state.completionsQueued, continuation))
+                } else {
+                    continuation.resume()
+                }
+            }
+        }
     }
 
     /// Writes every unfinished job's checkpoint now (running jobs at their next slice boundary) and every result
@@ -193,8 +213,9 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             }
             if state.stopping {
                 state.threadRunning = false
-                let waiters = state.flushWaiters
+                let waiters = state.flushWaiters + state.filedWaiters.map(\.continuation)
                 state.flushWaiters = []
+                state.filedWaiters = []
                 condition.unlock()
                 for waiter in waiters { waiter.resume() }
                 return
@@ -315,6 +336,18 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                 }
             }
             if !removals.isEmpty { removeFiles(removals) }
+            let filed: [CheckedContinuation<Void, Never>] = condition.withLock {
+                state.completionsFiled += UInt64(batch.count)
+                let done = state.completionsFiled
+                var ready: [CheckedContinuation<Void, Never>] = []
+                state.filedWaiters.removeAll { waiter in
+                    guard waiter.target <= done else { return false }
+                    ready.append(waiter.continuation)
+                    return true
+                }
+                return ready
+            }
+            for waiter in filed { waiter.resume() }
             if Date() >= nextTick {
                 persistCheckpoints()
                 nextTick = Date().addingTimeInterval(condition.withLock { state.interval.seconds })

@@ -61,6 +61,10 @@ extension BridgeServer {
             outbox.progress(snapshot.jobID, seq: snapshot.seq, line)
         case .finished(let completion):
             finished(completion)
+        case .error(let error) where error.kind == .jobFailed:
+            break  // the job's own job/finished carries the error, and stays the last message about the job
+        case .lifecycle(.jobSubmitted):
+            break  // the job/submit response says it, and nothing about a job may precede that response
         case .error(let error):
             eventNotification("errors") { out in
                 out.member("kind", string: error.kind.rawValue)
@@ -77,6 +81,13 @@ extension BridgeServer {
                 out.key("data")
                 if let value = data.data as? JSONValue {
                     out.value(value)
+                } else if let saved = data.data as? StoreSaved {
+                    out.object { out in
+                        out.member("key", string: saved.key)
+                        out.member("jobId", string: saved.jobID.description)
+                        out.member("generation", number: saved.generation)
+                        out.member("percent", number: (saved.percent * 100).rounded() / 100)
+                    }
                 } else if let text = data.data as? String {
                     out.string(text)
                 } else if let flag = data.data as? Bool {
@@ -130,10 +141,16 @@ extension BridgeServer {
         // Jobs that shutdown stops are reported in the shutdown response, with their checkpoints, not as cancelled.
         if case .cancelled(.shutdown) = completion.outcome { return }
         let id = completion.jobID
-        let job = registry.withLock { $0.live[id] }
+        let job = registeredJob(id)
         var checkpoint: Checkpoint?
         if case .cancelled = completion.outcome, let job {
             checkpoint = Self.blocking { try? await job.checkpoint() }
+        }
+        if let store = engine.store, completion.state != .cancelled {
+            // With a state directory, job/finished means the outcome is on disk: a restart still answers for it.
+            // One wait covers every result the store has queued by then, so this costs a directory sync per
+            // batch of results, not per job.
+            Self.blocking { await store.waitUntilResultsFiled() }
         }
         let members = BridgePlugin.outcomeMembers(completion.outcome, checkpoint: checkpoint)
         let line = Self.notification("job/finished") { out in
@@ -145,8 +162,9 @@ extension BridgeServer {
             registry.live[id] = nil
             // A succeeded job's handle is not needed any more (a dependency on it is satisfied).
             let keep = completion.state == .succeeded ? nil : job
+            let progress = completion.state == .succeeded ? 100 : (job?.progress.percent ?? 0)
             registry.finished[id] = Finished(job: keep, kind: completion.kind, state: completion.state,
-                                             members: members)
+                                             progress: progress, members: members)
             registry.finishedOrder.append(id)
             while registry.finishedOrder.count > limits.keepFinished {
                 registry.finished[registry.finishedOrder.removeFirst()] = nil
@@ -154,6 +172,18 @@ extension BridgeServer {
         }
         outbox.finished(id, line)
         settled.withLock { settled.broadcast() }
+    }
+
+    /// The handle of a job the bridge submitted: a job can finish inside `engine.submit` (a dependency already
+    /// cancelled), before the submitting thread has registered it, so wait for that (a few microseconds).
+    private func registeredJob(_ id: JobID) -> Job? {
+        let deadline = Date().addingTimeInterval(2)
+        settled.lock()
+        defer { settled.unlock() }
+        while true {
+            if let job = registry.withLock({ $0.live[id] }) { return job }
+            if !settled.wait(until: deadline) { return nil }
+        }
     }
 
     /// Runs async work from a thread that may block (a plugin's delivery thread, the request reader).

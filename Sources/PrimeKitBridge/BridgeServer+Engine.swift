@@ -85,6 +85,9 @@ extension BridgeServer {
                                                       : "unknown setting; the settings are \(known)"
                 throw RPCError.invalidParams(name, reason, got: params.members[name])
             }
+            guard setting != .bpswDigits else {
+                throw RPCError.invalidParams(name, "is fixed when the server starts", got: params.members[name])
+            }
             guard let value = params[name] else {
                 guard override else { throw RPCError.invalidParams(name, "a request needs a value", got: .null) }
                 checked.append((setting, nil))  // null clears an override
@@ -260,7 +263,7 @@ extension BridgeServer {
     }
 
     /// Waits until no job the bridge lists as unfinished has finished without its notification being queued.
-    private func waitUntilSettled(timeout seconds: Double) {
+    func waitUntilSettled(timeout seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         settled.lock()
         defer { settled.unlock() }

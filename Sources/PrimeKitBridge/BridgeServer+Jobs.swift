@@ -17,7 +17,7 @@ extension BridgeServer {
             do {
                 checkpoint = try Checkpoint(text: text)
             } catch {
-                throw RPCError(code: RPCError.invalidCheckpoint, message: "invalid checkpoint: \(error.message)")
+                throw RPCError.from(error, field: "checkpoint")
             }
             request = .restore(checkpoint)
         } else {
@@ -40,7 +40,7 @@ extension BridgeServer {
         if let value = params["dependsOn"] {
             request.dependencies = try dependencies(value)
         }
-        let active = registry.withLock { $0.live.count }
+        let active = engine.queue.counts.unfinished
         guard active < limits.maxActiveJobs else {
             var data = JSONWriter()
             data.object { out in
@@ -53,12 +53,15 @@ extension BridgeServer {
         let job: Job
         do {
             job = try engine.submit(request)
+        } catch where error.code == .invalidOptions {
+            // The kernel refused the divisor range: name the member to blame.
+            let field = params["bound"] != nil ? "bound" : (params["from"] != nil ? "from" : "candidate")
+            throw RPCError.invalidParams(field, error.message, got: params[field])
         } catch {
             throw RPCError.from(error, field: error.code == .candidateTooLarge ? "candidate" : nil)
         }
-        registry.withLock { registry in
-            if registry.finished[job.id] == nil { registry.live[job.id] = job }
-        }
+        registry.withLock { $0.live[job.id] = job }
+        settled.withLock { settled.broadcast() }  // the plugin may be waiting for this job's handle
         var answer = Answer.ok { out in
             out.member("jobId", string: job.id.description)
             out.member("state", string: WireFormat.name(job.state))
@@ -74,15 +77,16 @@ extension BridgeServer {
             throw RPCError.invalidParams("candidate", Params.numberReason(value), got: value)
         }
         let digits = text.utf8.count
-        if digits > limits.maxDigits, CandidateCheck.problem(with: text, maxDigits: .max) == nil {
+        let maxDigits = min(limits.maxDigits, engine.settings.effective.maxDigits)
+        if digits > maxDigits, CandidateCheck.problem(with: text, maxDigits: .max) == nil {
             var data = JSONWriter()
             data.object { out in
                 out.member("field", string: "candidate")
                 out.member("digits", number: digits)
-                out.member("maxDigits", number: limits.maxDigits)
+                out.member("maxDigits", number: maxDigits)
             }
             throw RPCError(code: RPCError.candidateTooLarge,
-                           message: "candidate has \(digits) digits, more than the limit of \(limits.maxDigits)",
+                           message: "candidate has \(digits) digits, more than the limit of \(maxDigits)",
                            data: data.bytes)
         }
         if let problem = CandidateCheck.problem(with: text, maxDigits: .max) {
@@ -222,7 +226,7 @@ extension BridgeServer {
                 out.member("jobId", string: id.description)
                 out.member("kind", string: finished.kind.rawValue)
                 out.member("state", string: WireFormat.name(finished.state))
-                if finished.state == .succeeded { out.member("progress", number: 100) }
+                out.member("progress", number: (finished.progress * 100).rounded() / 100)
                 out.raw(finished.members)
             })
         }
@@ -236,7 +240,7 @@ extension BridgeServer {
                 out.member("jobId", string: id.description)
                 out.member("kind", string: previous.kind.rawValue)
                 out.member("state", string: WireFormat.name(Self.state(of: previous)))
-                if case .success = previous.outcome { out.member("progress", number: 100) }
+                out.member("progress", number: Self.state(of: previous) == .succeeded ? 100 : 0)
                 out.raw(members)
             })
         }
@@ -289,8 +293,7 @@ extension BridgeServer {
                 rows.append(Row(id: id, kind: job.kind, state: job.state, progress: job.progress.percent))
             }
             for (id, finished) in registry.finished {
-                rows.append(Row(id: id, kind: finished.kind, state: finished.state,
-                                progress: finished.state == .succeeded ? 100 : (finished.job?.progress.percent ?? 0)))
+                rows.append(Row(id: id, kind: finished.kind, state: finished.state, progress: finished.progress))
             }
             for (id, stored) in registry.previous where registry.finished[id] == nil && registry.live[id] == nil {
                 let state = Self.state(of: stored)

@@ -56,6 +56,8 @@ public final class BridgeServer: Sendable {
         let job: Job?
         let kind: JobKind
         let state: JobState
+        /// Percent done when it finished (100 for a success).
+        let progress: Double
         /// The members after `state` in `job/finished`: `"result":…`, `"error":…`, or `"checkpoint":…`.
         let members: [UInt8]
     }

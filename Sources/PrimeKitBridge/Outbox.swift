@@ -43,8 +43,6 @@ final class Outbox: @unchecked Sendable {
     private var stopped = false
     private let highWater: Int
     private var onFailure: (@Sendable () -> Void)?
-    /// Lines written (tests and the benchmark read it).
-    private(set) var linesWritten = 0
 
     /// - Parameters:
     ///   - output: Where lines go.
@@ -161,6 +159,11 @@ final class Outbox: @unchecked Sendable {
         }
     }
 
+    /// What waits for the client: bytes of lines that cannot be dropped, and coalesced progress lines.
+    var backlog: (bytes: Int, progressLines: Int) {
+        condition.withLock { (waitingBytes, progressLines.count) }
+    }
+
     /// Whether the output failed.
     var hasFailed: Bool { condition.withLock { failed } }
 
@@ -189,18 +192,15 @@ final class Outbox: @unchecked Sendable {
                 return
             }
             // Take what waits, up to about 1 MiB per write.
-            var lines = 0
             while let entry = entries.first, buffer.count < 1 << 20 {
                 entries.removeFirst()
                 switch entry {
                 case .line(let line):
                     buffer.append(contentsOf: line)
                     waitingBytes -= line.count
-                    lines += 1
                 case .progress(let id):
                     if let line = progressLines.removeValue(forKey: id) {
                         buffer.append(contentsOf: line)
-                        lines += 1
                     }
                 }
             }
@@ -212,7 +212,6 @@ final class Outbox: @unchecked Sendable {
 
             condition.lock()
             writing = false
-            linesWritten += lines
             handler = ok ? nil : onFailure
             if !ok {
                 failed = true
