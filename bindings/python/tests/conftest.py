@@ -18,6 +18,12 @@ SLOW_PRIME = 18446744073709551557
 SLOW_RESULT = {"candidate": SLOW_PRIME, "factors": [{"prime": SLOW_PRIME, "exponent": 1}], "cofactor": 1,
                "cofactorStatus": "one", "complete": True, "isPrime": True, "certainty": "proven"}
 
+# A Mersenne prime above 2^64 with a bound of 2^31: a factor job of about a second, long enough to pause midway.
+MERSENNE_89 = 2**89 - 1
+MERSENNE_BOUND = 2**31
+MERSENNE_RESULT = {"candidate": MERSENNE_89, "factors": [], "cofactor": MERSENNE_89, "cofactorStatus": "probable-prime",
+                   "complete": True, "isPrime": True, "certainty": "probable"}
+
 # Failure guards only: nothing waits for them to pass.
 GUARD = 30.0
 

@@ -12,7 +12,7 @@ import pytest
 
 from primekit import AsyncClient, BridgeClosedError, InvalidParamsError, PrimeKitError
 
-from conftest import GUARD, SLOW_PRIME, SLOW_RESULT
+from conftest import GUARD, MERSENNE_89, MERSENNE_BOUND, MERSENNE_RESULT, SLOW_PRIME, SLOW_RESULT
 
 
 def run(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -51,10 +51,10 @@ def test_progress_ends_with_the_job(executable: str) -> None:
 def test_cancelling_the_awaiting_task_cancels_the_job(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
-            job = await client.submit(SLOW_PRIME, progress_interval_ms=10)
+            await client.suspend()  # the job cannot end on its own meanwhile
+            job = await client.submit(SLOW_PRIME)
             waiter = asyncio.ensure_future(job)
-            async for _ in job.progress():
-                break  # it runs
+            await asyncio.sleep(0)  # one turn of the loop: the task starts awaiting the job (not a timed wait)
             waiter.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await waiter
@@ -66,17 +66,20 @@ def test_cancelling_the_awaiting_task_cancels_the_job(executable: str) -> None:
     run(main())
 
 
-def test_pause_cancel_resume_from(executable: str) -> None:
+def test_pause_midway_cancel_resume_from(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client, AsyncClient(executable) as other:
-            job = await client.submit(SLOW_PRIME)
+            job = await client.submit(MERSENNE_89, bound=MERSENNE_BOUND, progress_interval_ms=10)
+            async for report in job.progress():
+                if report["tested"] > 0:
+                    break
             checkpoint = await job.pause()
             assert job.state == "paused"
             assert await job.cancel() is True
             with pytest.raises(asyncio.CancelledError):
                 await job
             resumed = await other.resume_from(checkpoint)
-            assert await resumed == SLOW_RESULT
+            assert await resumed == MERSENNE_RESULT
             done = await client.submit(15)
             await done
             assert await done.cancel() is False
@@ -86,13 +89,13 @@ def test_pause_cancel_resume_from(executable: str) -> None:
 def test_depends_on(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
+            await client.suspend()
             first = await client.submit(SLOW_PRIME)
-            await first.pause()
             second = await client.submit(91, depends_on=[first])
             assert second.state == "pending"
-            await first.resume()
+            await client.resume()
             assert (await second)["factors"] == [{"prime": 7, "exponent": 1}, {"prime": 13, "exponent": 1}]
-            assert first.done()
+            assert first.done() and await first == SLOW_RESULT
     run(main())
 
 
@@ -113,7 +116,10 @@ def test_events(executable: str) -> None:
         async with AsyncClient(executable) as client:
             events = await client.events(["lifecycle"])
             await client.suspend()
-            assert await anext(events) == {"stream": "lifecycle", "event": {"event": "suspended"}}
+            first = await anext(events)
+            assert first["stream"] == "lifecycle" and first["event"]["event"] == "suspended"
+            await client.resume()
+            assert (await anext(events))["event"]["event"] == "resumed"
     run(main())
 
 

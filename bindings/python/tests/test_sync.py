@@ -18,7 +18,7 @@ import primekit
 from primekit import BridgeClosedError, Client, InvalidParamsError, PrimeKitError
 from primekit._numbers import to_decimal, to_int
 
-from conftest import GUARD, SLOW_PRIME, SLOW_RESULT
+from conftest import GUARD, MERSENNE_89, MERSENNE_BOUND, MERSENNE_RESULT, SLOW_PRIME, SLOW_RESULT
 
 
 def oracle_factors(n: int) -> list[tuple[int, int]]:
@@ -119,20 +119,34 @@ def test_progress_ends_with_the_job(client: Client) -> None:
     assert all(0 <= report["progress"] <= 100 and isinstance(report["tested"], int) for report in reports)
 
 
-def test_pause_then_resume_from_in_another_client(client: Client, executable: str) -> None:
-    job = client.submit(SLOW_PRIME)
+def test_pause_midway_then_resume_from_in_another_client(client: Client, executable: str) -> None:
+    job = client.submit(MERSENNE_89, bound=MERSENNE_BOUND, progress_interval_ms=10)
+    for report in job.progress(timeout=GUARD):
+        if report["tested"] > 0:
+            break  # it has done some work
     checkpoint = job.pause()
     assert job.state == "paused" and job.checkpoint == checkpoint
     status = client.request("job/status", {"jobId": job.job_id})
-    assert status["state"] == "paused"
+    assert status["state"] == "paused" and 0 < float(status["progress"]) < 100
     with Client(executable) as other:
         resumed = other.resume_from(checkpoint)
-        assert resumed.result(timeout=GUARD) == SLOW_RESULT
+        assert resumed.result(timeout=GUARD) == MERSENNE_RESULT
+    assert job.cancel() is True
+
+
+def test_pause_and_resume_in_place(client: Client) -> None:
+    client.suspend()  # the job stays queued: pausing it cannot race with its end
+    job = client.submit(SLOW_PRIME)
+    checkpoint = job.pause()
+    assert job.state == "paused" and checkpoint.startswith("primekit-")
+    client.resume()
+    assert client.request("job/status", {"jobId": job.job_id})["state"] == "paused"
     job.resume()
     assert job.result(timeout=GUARD) == SLOW_RESULT
 
 
 def test_cancel(client: Client) -> None:
+    client.suspend()
     job = client.submit(SLOW_PRIME)
     assert job.cancel() is True
     assert job.cancelled()
@@ -142,27 +156,28 @@ def test_cancel(client: Client) -> None:
     assert client.request("job/status", {"jobId": job.job_id})["state"] == "cancelled"
     done, _ = concurrent.futures.wait([job], timeout=GUARD)
     assert done == {job}
+    client.resume()
     finished = client.submit(15)
     finished.result(timeout=GUARD)
     assert finished.cancel() is False
 
 
 def test_depends_on(client: Client) -> None:
+    client.suspend()
     first = client.submit(SLOW_PRIME)
-    first.pause()
     second = client.submit(91, depends_on=[first])
     assert second.job_id and second.state == "pending"
     assert client.request("job/status", {"jobId": second.job_id})["dependsOn"] == [first.job_id]
-    assert not second.done()
-    first.resume()
-    assert second.result(timeout=GUARD)["factors"] == [{"prime": 7, "exponent": 1}, {"prime": 13, "exponent": 1}]
-    assert first.done()  # the dependent cannot have run before its dependency succeeded
     blocked = client.submit(SLOW_PRIME)
-    blocked.pause()
     waiting = client.submit(91, depends_on=[blocked.job_id])
+    assert waiting.job_id and waiting.state == "pending"
     assert blocked.cancel()
     with pytest.raises(concurrent.futures.CancelledError):
         waiting.result(timeout=GUARD)
+    assert not second.done()
+    client.resume()
+    assert second.result(timeout=GUARD)["factors"] == [{"prime": 7, "exponent": 1}, {"prime": 13, "exponent": 1}]
+    assert first.done()  # the dependent cannot have run before its dependency succeeded
 
 
 def test_invalid_candidates_raise_value_error(client: Client) -> None:
@@ -202,12 +217,12 @@ def test_request_and_events(client: Client) -> None:
     assert client.server_info["protocolVersion"] == 1
     events = client.events(["lifecycle"])
     client.suspend()
-    assert events.get(timeout=GUARD) == {"stream": "lifecycle", "event": {"event": "suspended"}}
-    job = client.submit(15)
-    assert events.get(timeout=GUARD) == {"stream": "lifecycle", "event": {"event": "jobSubmitted",
-                                                                          "jobId": job.job_id}}
-    events.close()
+    first = events.get(timeout=GUARD)
+    assert first["stream"] == "lifecycle" and first["event"]["event"] == "suspended"
     client.resume()
+    assert events.get(timeout=GUARD)["event"]["event"] == "resumed"
+    events.close()
+    client.suspend()
     with pytest.raises(StopIteration):
         events.get(timeout=GUARD)
 

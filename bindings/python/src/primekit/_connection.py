@@ -23,8 +23,18 @@ from .errors import BridgeClosedError, PrimeKitError
 OnResponse = Callable[[dict[str, Any]], None]
 OnFailure = Callable[[BridgeClosedError], None]
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
-_loads = json.loads
+def _encoder() -> Callable[[Any], str]:
+    """Compact JSON text. One C encoder made once (``json.dumps`` makes a new one per call, which costs more than
+    the encoding of a small request); the pure-Python encoder where the C one is missing."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(separators=(",", ":")).encode
+    encode = make(None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_dumps = _encoder()
+_decode = json.JSONDecoder().raw_decode  # a line holds one value and nothing else: no need to check the rest
 
 
 class JobSink(Protocol):
@@ -90,11 +100,13 @@ class Connection:
         Never blocks on the pipe: the writer thread writes, so a caller that sends without reading cannot
         deadlock with a bridge that waits for its output to be read."""
         request_id = next(self._ids)
+        head = _heads.get(method)
+        if head is None:
+            head = _heads[method] = '"method":%s' % _dumps(method)
         if params is None:
-            line = b'{"jsonrpc":"2.0","id":%d,"method":%s}\n' % (request_id, _dumps(method).encode())
+            line = ('{"jsonrpc":"2.0","id":%d,%s}\n' % (request_id, head)).encode()
         else:
-            line = b'{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}\n' % (
-                request_id, _dumps(method).encode(), _dumps(params).encode())
+            line = ('{"jsonrpc":"2.0","id":%d,%s,"params":%s}\n' % (request_id, head, _dumps(params))).encode()
         with self._write_lock:
             if self.closed or self.closing:
                 raise self._closed_error()
@@ -171,25 +183,30 @@ class Connection:
         assert stdout is not None
         fd = stdout.fileno()
         rest = b""
+        dispatch = self._dispatch
         try:
             while True:
                 chunk = os.read(fd, _READ_SIZE)
                 if not chunk:
                     break
-                lines = chunk.split(b"\n")
-                if rest:
-                    lines[0] = rest + lines[0]
-                rest = lines.pop()
-                for line in lines:
-                    self._dispatch(line)
+                end = chunk.rfind(b"\n")
+                if end < 0:
+                    rest += chunk
+                    continue
+                # Whole lines only, decoded at once (a UTF-8 sequence never spans a newline).
+                text = (rest + chunk[:end] if rest else chunk[:end]).decode("utf-8", "replace")
+                rest = chunk[end + 1:]
+                for line in text.split("\n"):
+                    if line:
+                        dispatch(line)
         except Exception as error:  # a bug in a handler must not leave every future hanging
             self._on_eof(f"the primekit reader failed: {error!r}")
             raise
         self._on_eof(None)
 
-    def _dispatch(self, line: bytes) -> None:
+    def _dispatch(self, line: str) -> None:
         try:
-            message = _loads(line)
+            message = _decode(line)[0]
         except ValueError:
             return  # not a protocol message (stdout carries nothing else)
         if type(message) is dict:
@@ -329,6 +346,7 @@ class Connection:
 
 
 _READ_SIZE = 1 << 20
+_heads: dict[str, str] = {}  # '"method":"job/submit"' by method name
 
 
 def _write_all(fd: int, data: bytes) -> None:

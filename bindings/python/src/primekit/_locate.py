@@ -45,8 +45,7 @@ def find_executable(executable: str | os.PathLike[str] | None = None) -> str:
     build = _source_tree_build()
     if build is not None and build.is_file() and os.access(build, os.X_OK):
         return str(build)
-    hint = (f" or build it in the source tree with `swift build -c release` (it then runs {build})"
-            if build is not None else "")
-    raise ExecutableNotFoundError(
-        "cannot find the primekit executable: pass Client(executable=...), set PRIMEKIT_BIN to its path, "
-        f"or put primekit on PATH{hint}")
+    ways = ["pass Client(executable=...)", "set PRIMEKIT_BIN to its path", "put primekit on PATH"]
+    if build is not None:
+        ways.append(f"build it in the source tree with `swift build -c release` (that makes {build})")
+    raise ExecutableNotFoundError(f"cannot find the primekit executable: {', '.join(ways[:-1])}, or {ways[-1]}")
