@@ -128,9 +128,14 @@ def test_killed_bridge_fails_pending_jobs(executable: str) -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()
             job = await client.submit(SLOW_PRIME)
+            os.kill(client.pid, signal.SIGSTOP)
+            unanswered = asyncio.ensure_future(client.submit(91))
+            await asyncio.sleep(0)  # one turn of the loop: the submission is sent (not a timed wait)
             os.kill(client.pid, signal.SIGKILL)
             with pytest.raises(BridgeClosedError, match="exited unexpectedly"):
                 await job
+            with pytest.raises(BridgeClosedError, match="exited unexpectedly"):
+                await unanswered
             with pytest.raises(BridgeClosedError):
                 await client.request("ping")
     run(main())

@@ -231,6 +231,8 @@ def test_killed_bridge_fails_pending_futures(client: Client) -> None:
     client.suspend()
     jobs = [client.submit(n) for n in (SLOW_PRIME, 15, 1000003)]
     assert all(job.job_id for job in jobs)
+    os.kill(client.pid, signal.SIGSTOP)  # a stopped bridge answers nothing: the next submission stays unanswered
+    jobs.append(client.submit(91))
     os.kill(client.pid, signal.SIGKILL)
     for job in jobs:
         with pytest.raises(BridgeClosedError, match="exited unexpectedly"):
