@@ -130,7 +130,8 @@ public final class Engine: Sendable {
         recoveredJobs = recovered
         startupErrors = errors
         for item in recovered {
-            attach(item.job, progress: false)
+            // Progress too: plugins added later (a bridge) report the recovered jobs when they resume.
+            attach(item.job, progress: true)
             if !options.resumeRecoveredJobs { _ = try? await item.job.pause() }
         }
         queue.resume()

@@ -54,11 +54,11 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         set { scheduler.setPriority(of: self, to: newValue) }
     }
 
-    /// The latest progress snapshot taken (percent 0 before the first one).
+    /// The latest progress snapshot taken; before the first one, what the job's kernel state says (where a
+    /// restored job stopped, or nothing done).
     public var progress: JobProgress {
         core.withLock(anchoredTo: self) { core in
-            core.lastSnapshot ?? JobProgress(jobID: id, seq: 0, state: core.state, percent: 0, nextDivisor: 0,
-                                            divisorsTested: 0, workDone: 0, factors: [])
+            core.lastSnapshot ?? core.measure(jobID: id, state: core.state, seq: 0)
         }
     }
 

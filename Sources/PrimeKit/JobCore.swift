@@ -179,6 +179,20 @@ struct JobCore: Sendable {
     /// A progress snapshot from the pieces' last known progress.
     mutating func snapshot(jobID: JobID, state: JobState, percentOverride: Double? = nil) -> JobProgress {
         seq += 1
+        let measured = measure(jobID: jobID, state: state, seq: seq)
+        let previous = lastSnapshot?.percent ?? 0
+        let snapshot = JobProgress(
+            jobID: jobID, seq: seq, state: state,
+            percent: percentOverride ?? max(previous, min(measured.percent, 100)),
+            nextDivisor: measured.nextDivisor, divisorsTested: measured.divisorsTested,
+            workDone: measured.workDone, factors: measured.factors)
+        lastSnapshot = snapshot
+        return snapshot
+    }
+
+    /// The job's progress as its pieces know it, without taking a snapshot (a job restored from a checkpoint
+    /// reports where it stopped before its first slice).
+    func measure(jobID: JobID, state: JobState, seq: UInt64) -> JobProgress {
         var percent = 0.0
         var tested: UInt64 = 0
         var work: UInt64 = 0
@@ -188,20 +202,16 @@ struct JobCore: Sendable {
             percent += piece.weight * (piece.finished ? 100 : piece.progress.percent)
             tested &+= piece.progress.divisorsTested
             work &+= piece.progress.workDone
-            if !piece.finished { next = min(next, piece.progress.nextDivisor) }
+            if !piece.finished { next = min(next, piece.nextDivisor) }
             factors += piece.factors
         }
-        if next == UInt64.max { next = pieces.map(\.progress.nextDivisor).max() ?? 0 }
+        if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
         }
         var primes: [String] = []
         for factor in factors where primes.last != factor.prime { primes.append(factor.prime) }
-        let previous = lastSnapshot?.percent ?? 0
-        let snapshot = JobProgress(
-            jobID: jobID, seq: seq, state: state, percent: percentOverride ?? max(previous, min(percent, 100)),
-            nextDivisor: next, divisorsTested: tested, workDone: work, factors: primes)
-        lastSnapshot = snapshot
-        return snapshot
+        return JobProgress(jobID: jobID, seq: seq, state: state, percent: min(percent, 100), nextDivisor: next,
+                           divisorsTested: tested, workDone: work, factors: primes)
     }
 }

@@ -20,6 +20,12 @@ struct PieceState: Sendable {
     var progress = KernelProgress()
     /// The factors found so far by this piece.
     var factors: [PrimeFactor] = []
+
+    /// The next divisor to try: the kernel's once it has stepped, else where the piece starts.
+    var nextDivisor: UInt64 {
+        if progress.nextDivisor != 0 || progress.workDone != 0 { return progress.nextDivisor }
+        return from.flatMap { UInt64($0) } ?? 2
+    }
 }
 
 /// A job's pieces: the first one stored inline, the rest (a split job's) in an array, so the common one-piece job

@@ -1,0 +1,137 @@
+import Foundation
+import PrimeKit
+@testable import PrimeKitBridge
+import Testing
+
+/// `primekit serve` end to end over pipes: end of input, signals, a state directory across SIGTERM and SIGKILL,
+/// over-long lines, a client that stops reading.
+@Suite struct ServeProcessTests {
+    private static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("primekit-serve-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    private static func startLongJob(_ server: ServerProcess, id: Int = 1) async throws -> String {
+        let response = try await server.request("job/submit", longJob, id: id)
+        let jobID = try #require(response["result"]?["jobId"]?.text)
+        _ = try await server.log.notification { $0["method"] == .string("job/progress") && $0["params"]?["jobId"] == .string(jobID) }
+        return jobID
+    }
+
+    @Test func endOfInputWithRunningJobsExitsZero() async throws {
+        let server = try ServerProcess()
+        _ = try await Self.startLongJob(server)
+        server.closeInput()
+        #expect(await server.exitStatus() == 0)
+        #expect(!server.log.messages.contains { $0["method"] == .string("job/finished") })
+    }
+
+    @Test func sigtermCheckpointsAndARestartListsTheJobPausedUnderItsId() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try ServerProcess(["--state-dir", directory])
+        _ = try await first.request("job/submit", #"{"kind":"isPrime","candidate":"1000003"}"#, id: 1)
+        _ = try await first.log.finished("j1")
+        let jobID = try await Self.startLongJob(first, id: 2)
+        let progressed = try await first.request("job/status", #"{"jobId":"\#(jobID)"}"#, id: 3)
+        first.signal(SIGTERM)
+        #expect(await first.exitStatus() == 0)
+
+        let second = try ServerProcess(["--state-dir", directory])
+        let initialize = try await second.request("initialize", id: 1)
+        #expect(initialize["result"]?["capabilities"]?["stateDirectory"] == .bool(true))
+        let list = try await second.request("job/list", #"{"state":"paused"}"#, id: 2)
+        #expect(list["result"]?["jobs"] == .parse(#"[{"jobId":"\#(jobID)","kind":"factor","state":"paused","progress":"$any"}]"#)
+                || matches(.parse(#"[{"jobId":"\#(jobID)","kind":"factor","state":"paused","progress":"$any"}]"#), list["result"]?["jobs"]))
+        let status = try await second.request("job/status", #"{"jobId":"\#(jobID)"}"#, id: 3)
+        #expect(status["result"]?["state"] == .string("paused"))
+        #expect(status["result"]?["checkpoint"]?.text != nil)
+        // It continues from where it stopped, not from the start.
+        if case .string(let before)? = progressed["result"]?["tested"], case .string(let after)? = status["result"]?["tested"] {
+            #expect(UInt64(after)! >= UInt64(before)!)
+        }
+        let finished = try await second.request("job/status", #"{"jobId":"j1"}"#, id: 4)
+        #expect(finished["result"]?["result"]?["isPrime"] == .bool(true))
+        let next = try await second.request("job/submit", #"{"kind":"isPrime","candidate":"7"}"#, id: 5)
+        #expect(next["result"]?["jobId"] == .string("j3"), "new ids come after every id the directory remembers")
+        _ = try await second.request("job/resume", #"{"jobId":"\#(jobID)"}"#, id: 6)
+        _ = try await second.log.notification { $0["method"] == .string("job/progress") && $0["params"]?["jobId"] == .string(jobID) }
+        second.closeInput()
+        #expect(await second.exitStatus() == 0)
+    }
+
+    @Test func afterSigkillARestartRecoversUnfinishedJobsAndAnswersForFinishedOnes() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try ServerProcess(["--state-dir", directory, "--checkpoint-interval-ms", "20"])
+        _ = try await first.request("plugin/subscribe", #"{"streams":["pluginData"],"tags":["primekit.store."]}"#, id: 1)
+        _ = try await first.request("job/submit", #"{"kind":"factor","candidate":"600851475143"}"#, id: 2)
+        let done = try await first.log.finished("j1")
+        let jobID = try await Self.startLongJob(first, id: 3)
+        // Wait until the store says the running job's checkpoint is durable.
+        _ = try await first.log.notification { $0["params"]?["event"]?["data"]?["jobId"] == .string(jobID) }
+        first.signal(SIGKILL)
+        #expect(await first.exitStatus() == SIGKILL)
+
+        let second = try ServerProcess(["--state-dir", directory])
+        let list = try await second.request("job/list", id: 1)
+        #expect(matches(.parse(#"[{"jobId":"j1","kind":"factor","state":"succeeded","progress":100},{"jobId":"\#(jobID)","kind":"factor","state":"paused","progress":"$any"}]"#),
+                        list["result"]?["jobs"]), "\(String(decoding: list.encoded, as: UTF8.self))")
+        let status = try await second.request("job/status", #"{"jobId":"j1"}"#, id: 2)
+        #expect(status["result"]?["result"] == done["params"]?["result"])
+        second.closeInput()
+        #expect(await second.exitStatus() == 0)
+    }
+
+    @Test func aLineLongerThanTheLimitIsRefusedWithoutBufferingIt() async throws {
+        let server = try ServerProcess()
+        let baseline = try await server.request("ping", id: 1)
+        #expect(baseline["result"] == .object([:]))
+        let before = server.residentKiB
+        // 40 MB in 1 MB pieces: a candidate that never ends.
+        server.write(Array(#"{"jsonrpc":"2.0","id":2,"method":"job/submit","params":{"kind":"factor","candidate":""#.utf8))
+        let piece = [UInt8](repeating: UInt8(ascii: "7"), count: 1 << 20)
+        for _ in 0..<40 { server.write(piece) }
+        server.write(Array("\"}}\n".utf8))
+        let refused = try await server.log.nextResponse()
+        #expect(refused["error"]?["code"] == .number("-32001"))
+        #expect(refused["id"] == .null)
+        let after = try await server.request("ping", id: 3)
+        #expect(after["id"] == .number("3") && after["result"] == .object([:]))
+        let grown = server.residentKiB - before
+        #expect(grown < 24 * 1024, "resident memory grew by \(grown) KiB for a 40 MB line (limit 16 MiB)")
+        server.closeInput()
+        #expect(await server.exitStatus() == 0)
+    }
+
+    @Test func aMillionDigitCandidateIsAcceptedAndAnswered() async throws {
+        let server = try ServerProcess()
+        // 10^999999 + 1: divisible by 7, 11 (twice), 13, 19, … — the oracle divides the digits by hand.
+        let candidate = "1" + String(repeating: "0", count: 999_998) + "1"
+        server.send(#"{"jsonrpc":"2.0","id":1,"method":"job/submit","params":{"kind":"factor","candidate":"\#(candidate)","bound":"100"}}"#)
+        let response = try await server.log.nextResponse()
+        let jobID = try #require(response["result"]?["jobId"]?.text)
+        let finished = try await server.log.finished(jobID, timeout: .seconds(120))
+        let result = try #require(finished["params"]?["result"])
+        #expect(result["candidate"]?.text?.utf8.count == 1_000_000)
+        let digits = Array(candidate.utf8)
+        func remainder(_ modulus: UInt64) -> UInt64 {
+            digits.reduce(0) { ($0 * 10 + UInt64($1 - 48)) % modulus }
+        }
+        var expected: [String] = []
+        for p in (2..<100) where (2..<p).allSatisfy({ p % $0 != 0 }) {
+            var exponent = 0, power = UInt64(p)
+            while power < 1 << 40, remainder(power) == 0 {
+                exponent += 1
+                power *= UInt64(p)
+            }
+            if exponent > 0 { expected.append(#"{"prime":"\#(p)","exponent":\#(exponent)}"#) }
+        }
+        #expect(expected.count >= 4)
+        #expect(result["factors"] == .parse("[" + expected.joined(separator: ",") + "]"))
+        #expect(result["cofactorStatus"] == .string("unknown"))
+        server.closeInput()
+        #expect(await server.exitStatus() == 0)
+    }
+}
