@@ -30,6 +30,39 @@ class Call {
 }
 
 /**
+ * A job started by isPrime()/factor() without a signal: nobody can reach it but through the promise, so it carries
+ * only what settles that promise (no events, no iterators).
+ */
+class Run {
+  id = null;
+
+  constructor(resolve, reject) {
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  [kRespond](message) {
+    if (message.error !== undefined) {
+      this.reject(new PrimeKitError(message.error, { method: 'job/submit' }));
+      return false;
+    }
+    this.id = message.result.jobId;
+    return true;
+  }
+
+  [kProgress]() {}
+
+  [kFinish](params) {
+    if (params.state === 'succeeded') this.resolve(params.result);
+    else this.reject(Job.outcomeError(this.id, params));
+  }
+
+  [kFail](error) {
+    this.reject(error);
+  }
+}
+
+/**
  * A big integer for the wire: strings go as they are (the server checks them), a BigInt as its decimal digits, a
  * Number as its digits when it is exact. A Number beyond 2^53 - 1 has already lost digits: that is a RangeError.
  */
@@ -94,6 +127,7 @@ export class Client extends EventEmitter {
   #stdinError = null;
   /** Whether this client signalled the process. */
   #killed = false;
+  #notificationListeners = 0;
 
   /**
    * Starts `primekit serve` and performs `initialize`.
@@ -119,6 +153,12 @@ export class Client extends EventEmitter {
   constructor(token, executable, options = {}) {
     if (token !== constructing) throw new TypeError('use `await Client.spawn(options)` to create a Client');
     super();
+    this.on('newListener', (event) => {
+      if (event === 'notification') this.#notificationListeners += 1;
+    });
+    this.on('removeListener', (event) => {
+      if (event === 'notification') this.#notificationListeners -= 1;
+    });
     this.executable = executable;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
     this.#exited = new Promise((resolve) => {
@@ -245,25 +285,28 @@ export class Client extends EventEmitter {
   // --- internals ------------------------------------------------------------------------------------------------
 
   #run(kind, n, options) {
-    let candidate;
+    let params;
     try {
-      candidate = toDecimal(n, 'candidate');
+      params = { kind, candidate: toDecimal(n, 'candidate') };
+      if (options !== undefined) {
+        if (options.from !== undefined) params.from = toDecimal(options.from, 'from');
+        if (options.bound !== undefined) params.bound = toDecimal(options.bound, 'bound');
+      }
     } catch (error) {
       return Promise.reject(error);
     }
-    let params;
-    if (options === undefined) {
-      params = { kind, candidate };
-    } else {
-      params = { kind, candidate };
-      try {
-        if (options.from !== undefined) params.from = toDecimal(options.from, 'from');
-        if (options.bound !== undefined) params.bound = toDecimal(options.bound, 'bound');
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    if (options !== undefined && (options.signal !== undefined || options.dependsOn !== undefined)) {
+      return this.#submit(params, options, false).result;
     }
-    return this.#submit(params, options ?? {}, false).result;
+    if (options !== undefined) {
+      if (options.priority !== undefined) params.priority = options.priority;
+      if (options.progressIntervalMs !== undefined) params.progressIntervalMs = options.progressIntervalMs;
+    }
+    if (this.#gone !== null) return Promise.reject(this.#gone);
+    if (this.#closing) return Promise.reject(new ClientClosedError());
+    return new Promise((resolve, reject) => {
+      this.#send('job/submit', params, new Run(resolve, reject));
+    });
   }
 
   #submit(params, options, quiet) {
@@ -411,7 +454,7 @@ export class Client extends EventEmitter {
     } else if (method === 'engine/event') {
       this.emit('engine/event', params);
     }
-    if (this.listenerCount('notification') > 0) this.emit('notification', method, params);
+    if (this.#notificationListeners > 0) this.emit('notification', method, params);
   }
 
   #onStderr = (chunk) => {

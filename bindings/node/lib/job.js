@@ -194,14 +194,16 @@ export class Job extends EventEmitter {
     this.state = params.state;
     if (params.checkpoint !== undefined) this.checkpoint = params.checkpoint;
     if (this.listenerCount('finished') > 0) this.emit('finished', params);
-    if (params.state === 'succeeded') {
-      this.#end(null, params.result);
-    } else if (params.state === 'cancelled') {
-      this.#end(new JobCancelledError(this.id, { reason: params.reason, checkpoint: params.checkpoint }));
-    } else {
-      const error = params.error ?? { code: -32603, message: `job ${this.id} ${params.state}` };
-      this.#end(new PrimeKitError(error, { jobId: this.id }));
+    if (params.state === 'succeeded') this.#end(null, params.result);
+    else this.#end(Job.outcomeError(this.id, params));
+  }
+
+  /** The error a `job/finished` that is not a success rejects with. */
+  static outcomeError(jobId, params) {
+    if (params.state === 'cancelled') {
+      return new JobCancelledError(jobId, { reason: params.reason, checkpoint: params.checkpoint });
     }
+    return new PrimeKitError(params.error ?? { code: -32603, message: `job ${jobId} ${params.state}` }, { jobId });
   }
 
   /** The job was stopped by `shutdown` (close) with this checkpoint. */
