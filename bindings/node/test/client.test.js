@@ -119,32 +119,37 @@ test('request() is the raw JSON-RPC call; errors become PrimeKitError', async ()
 
 test('engine events arrive as `engine/event` after plugin/subscribe', async () => {
   assert.deepEqual(await client.subscribe(['lifecycle']), { streams: ['lifecycle'] });
-  // engine/event is not ordered after the job/submit response, so the events are collected from before the submit.
+  // engine/event is not ordered with the responses, so events are collected from before the requests that cause them.
   const seen = [];
   let wake = () => {};
   const onEvent = (params) => {
     seen.push(params);
     wake();
   };
-  client.on('engine/event', onEvent);
   const notifications = [];
   const onNotification = (method, params) => notifications.push([method, params]);
+  client.on('engine/event', onEvent);
   client.on('notification', onNotification);
+  const lifecycle = (name) => within(new Promise((resolve) => {
+    wake = () => seen.some((p) => p.stream === 'lifecycle' && p.event.event === name) && resolve();
+    wake();
+  }), 10_000, `lifecycle event ${name}`);
   try {
-    const job = client.submit('1001', { kind: 'isPrime' });
-    await job.result;
-    const isOurs = (params) => params.event?.event === 'jobSubmitted' && params.event.jobId === job.id;
-    await within(new Promise((resolve) => {
-      wake = () => seen.some(isOurs) && resolve();
-      wake();
-    }), 10_000, 'jobSubmitted event');
-    assert.equal(seen.find(isOurs).stream, 'lifecycle');
-    assert.ok(notifications.some(([method, params]) => method === 'job/finished' && params.jobId === job.id));
-    assert.ok(notifications.some(([method, params]) => method === 'engine/event' && isOurs(params)));
+    await client.suspend();
+    await lifecycle('suspended');
+    await client.resume();
+    await lifecycle('resumed');
+    assert.ok(notifications.some(([method, params]) => method === 'engine/event' && params.event.event === 'resumed'));
+    await client.unsubscribe(['lifecycle']);
+    const count = seen.length;
+    await client.suspend();
+    await client.resume();
+    await client.request('ping');
+    assert.ok(seen.length === count || seen.slice(count).every((p) => p.stream !== 'lifecycle'),
+      'no lifecycle events after unsubscribing');
   } finally {
     client.off('engine/event', onEvent);
     client.off('notification', onNotification);
-    await client.unsubscribe(['lifecycle']);
   }
 });
 
