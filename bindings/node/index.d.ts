@@ -1,0 +1,265 @@
+// Types of the PrimeKit Node.js binding. Shapes follow the bridge protocol (docs/protocol.md); every big integer is a
+// decimal string.
+
+import { EventEmitter } from 'node:events';
+
+/** A candidate (or `from`/`bound`): decimal digits, a BigInt, or a Number no larger than 2^53 - 1. */
+export type BigIntegerLike = string | bigint | number;
+
+/** Wire job states. */
+export type JobState = 'pending' | 'queued' | 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
+
+export type JobKind = 'factor' | 'isPrime';
+
+export type Priority = 'veryLow' | 'low' | 'normal' | 'high' | 'veryHigh' | 0 | 1 | 2 | 3 | 4;
+
+/** `initialize` result. */
+export interface ServerInfo {
+  protocolVersion: number;
+  server: { name: string; version: string; kernel: string };
+  limits: { maxMessageBytes: number; maxDigits: number; maxActiveJobs: number; maxBatch: number };
+  capabilities: { methods: string[]; kinds: JobKind[]; streams: string[]; stateDirectory: boolean };
+}
+
+/** The result of a `factor` job. */
+export interface FactorResult {
+  candidate: string;
+  /** Proven primes, ascending. */
+  factors: { prime: string; exponent: number }[];
+  cofactor: string;
+  cofactorStatus: 'one' | 'probable-prime' | 'composite' | 'unknown';
+  complete: boolean;
+  isPrime: boolean | null;
+  certainty: 'proven' | 'probable';
+}
+
+/** The result of an `isPrime` job, shaped like the original plugin's result. */
+export interface PrimalityResult {
+  candidate: string;
+  isPrime: boolean | null;
+  complete: boolean;
+  progress: number;
+  /** Every divisor, ascending, 1 and n included ([] for a prime), when known and at most 100,000 of them. */
+  factors?: string[];
+  /** The number of divisors when `factors` is left out. */
+  divisorCount?: number;
+  /** Absent when `isPrime` is null. */
+  certainty?: 'proven' | 'probable';
+}
+
+/** `job/progress` params. */
+export interface Progress {
+  jobId: string;
+  seq: number;
+  state: JobState;
+  /** 0-100. */
+  progress: number;
+  next: string;
+  tested: string;
+  factors: string[];
+}
+
+/** `job/finished` params. */
+export interface Finished {
+  jobId: string;
+  state: 'succeeded' | 'failed' | 'cancelled';
+  result?: FactorResult | PrimalityResult;
+  error?: { code: number; message: string; data?: unknown };
+  reason?: string;
+  checkpoint?: string;
+}
+
+/** `job/status` result. */
+export interface JobStatus {
+  jobId: string;
+  kind: JobKind;
+  state: JobState;
+  priority?: string;
+  progress?: number;
+  next?: string;
+  tested?: string;
+  factors?: string[];
+  dependsOn?: string[];
+  checkpoint?: string;
+  result?: FactorResult | PrimalityResult;
+  error?: { code: number; message: string; data?: unknown };
+  reason?: string;
+}
+
+/** `engine/event` params. */
+export interface EngineEvent {
+  stream: 'errors' | 'lifecycle' | 'pluginData' | string;
+  event: Record<string, unknown>;
+}
+
+export type EngineStream = 'errors' | 'lifecycle' | 'pluginData';
+
+/** `shutdown` result (what `close()` resolves with). */
+export interface ShutdownReport {
+  jobs: { jobId: string; state: 'paused'; checkpoint: string }[];
+}
+
+export interface SpawnOptions {
+  /** The primekit executable; else PRIMEKIT_BIN, `primekit` on PATH, then `<repo>/.build/release/primekit`. */
+  executable?: string;
+  /** Extra arguments after `serve`, e.g. `['--workers', '2']`. */
+  args?: string[];
+  /** Environment of the server (and of the executable lookup); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /**
+   * The server's stderr: `'pipe'` (default) reads it and keeps its last lines for error messages; `'inherit'` shares
+   * this process's stderr; `'ignore'` drops it.
+   */
+  stderr?: 'pipe' | 'inherit' | 'ignore';
+  /** How long close() waits at each step (shutdown answer, exit after SIGTERM) before the next; default 5000. */
+  closeTimeoutMs?: number;
+}
+
+export interface JobOptions {
+  priority?: Priority;
+  progressIntervalMs?: number;
+  /** Jobs (or their ids) that must succeed first. */
+  dependsOn?: (Job | string)[];
+  /** Aborting cancels the job; its result rejects with an AbortError carrying `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+export interface RunOptions extends JobOptions {
+  from?: BigIntegerLike;
+  bound?: BigIntegerLike;
+}
+
+export interface SubmitOptions extends RunOptions {
+  /** Default `'factor'`. */
+  kind?: JobKind;
+}
+
+export type ResumeOptions = JobOptions;
+
+export interface JobEvents {
+  progress: [Progress];
+  finished: [Finished];
+  accepted: [string];
+}
+
+/** A submitted job. */
+export declare class Job<R = FactorResult | PrimalityResult> extends EventEmitter<JobEvents> {
+  private constructor();
+  /** The server's id ("j1", …), null until the submission is answered. */
+  readonly id: string | null;
+  /** `'submitting'`, then the last wire state the client saw. */
+  readonly state: JobState | 'submitting';
+  /** The latest checkpoint the server sent for this job (pause, cancel, cancelled, shutdown). */
+  readonly checkpoint: string | undefined;
+  /**
+   * The job's result. Rejects with PrimeKitError (refused or failed), JobCancelledError, AbortError,
+   * BridgeExitedError or ClientClosedError. Marked as handled: an unobserved rejection does not crash the process.
+   */
+  readonly result: Promise<R>;
+  /** Resolves with the id once the server accepted the job. */
+  readonly accepted: Promise<string>;
+  /** Whether the job has ended. */
+  readonly ended: boolean;
+  pause(): Promise<{ jobId: string; state: 'paused'; checkpoint: string }>;
+  resume(): Promise<{ jobId: string; state: JobState }>;
+  cancel(): Promise<{ jobId: string; state: 'cancelled'; checkpoint?: string }>;
+  status(options?: { checkpoint?: boolean }): Promise<JobStatus>;
+  /** Progress notifications from now on; ends when the job ends, whatever the outcome. */
+  progress(): AsyncIterableIterator<Progress>;
+}
+
+export interface ClientEvents {
+  notification: [method: string, params: any];
+  'engine/event': [EngineEvent];
+  exit: [code: number | null, signal: NodeJS.Signals | null];
+}
+
+/** One `primekit serve` process. */
+export declare class Client extends EventEmitter<ClientEvents> {
+  private constructor();
+  /** Starts `primekit serve` and performs `initialize`. */
+  static spawn(options?: SpawnOptions): Promise<Client>;
+  /** The `initialize` result. */
+  readonly server: ServerInfo;
+  readonly executable: string;
+  readonly pid: number | undefined;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  /** The last lines of the server's stderr (when piped). */
+  readonly stderrTail: string[];
+  /** Whether close() was called or the process is gone. */
+  readonly closed: boolean;
+
+  /** A raw JSON-RPC request; a JSON-RPC error rejects with PrimeKitError. */
+  request<T = any>(method: string, params?: object): Promise<T>;
+  /** A raw JSON-RPC notification. */
+  notify(method: string, params?: object): void;
+
+  isPrime(n: BigIntegerLike, options?: RunOptions): Promise<PrimalityResult>;
+  factor(n: BigIntegerLike, options?: RunOptions): Promise<FactorResult>;
+  submit(n: BigIntegerLike, options: SubmitOptions & { kind: 'isPrime' }): Job<PrimalityResult>;
+  submit(n: BigIntegerLike, options?: SubmitOptions & { kind?: 'factor' }): Job<FactorResult>;
+  /** Continues a job from a checkpoint (from this server or another). */
+  resumeFrom(checkpoint: string, options?: ResumeOptions): Job;
+  suspend(): Promise<{ state: 'suspended' }>;
+  resume(): Promise<{ state: 'running' }>;
+  subscribe(streams: EngineStream[], tags?: string[]): Promise<{ streams: EngineStream[] }>;
+  unsubscribe(streams: EngineStream[]): Promise<{ streams: EngineStream[] }>;
+  /** Graceful shutdown: shutdown, exit, end of stdin, then SIGTERM/SIGKILL after timeouts. */
+  close(options?: { timeoutMs?: number }): Promise<ShutdownReport>;
+}
+
+/** A JSON-RPC error from the server, or the error of a failed job. */
+export declare class PrimeKitError extends Error {
+  name: 'PrimeKitError';
+  code: number;
+  data?: any;
+  /** The method whose request was answered with this error. */
+  method?: string;
+  /** The job that failed. */
+  jobId?: string;
+}
+
+/** A job ended cancelled (cancel(), a cancelled dependency, queue/reset, or close() with reason "shutdown"). */
+export declare class JobCancelledError extends Error {
+  name: 'JobCancelledError';
+  jobId: string;
+  reason: string;
+  /** `client.resumeFrom(checkpoint)` continues the job. */
+  checkpoint?: string;
+}
+
+/** The job's AbortSignal fired. */
+export declare class AbortError extends Error {
+  name: 'AbortError';
+  code: 'ABORT_ERR';
+  reason: unknown;
+  cause: unknown;
+  jobId?: string;
+}
+
+/** The server process ended (or stopped reading) while something waited for it. */
+export declare class BridgeExitedError extends Error {
+  name: 'BridgeExitedError';
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string[];
+}
+
+/** The client was closed. */
+export declare class ClientClosedError extends Error {
+  name: 'ClientClosedError';
+}
+
+/** No executable found; `message` says what to do. */
+export declare class ExecutableNotFoundError extends Error {
+  name: 'ExecutableNotFoundError';
+  searched: string[];
+}
+
+/** The executable the client would start (explicit path, PRIMEKIT_BIN, PATH, source-tree build). */
+export declare function findExecutable(explicit?: string, env?: NodeJS.ProcessEnv): string;
+
+/** The wire form of a big integer: strings as they are, BigInt as digits, a safe Number as digits. */
+export declare function toDecimal(value: BigIntegerLike, field?: string): string;
