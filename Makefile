@@ -1,15 +1,21 @@
 # PrimeKit — top-level entry points.
 #   make demo    factor real numbers with the primekit tool (installs libgmp-dev if missing)
-#   make test    every test suite: C (plain, every SIMD path, sanitized), Swift (engine, engine core, tool)
+#   make test    every test suite: C (plain, every SIMD path, sanitized), Swift (engine, engine core, tool,
+#                bridge), Node and Python bindings (against the release build of primekit)
 #   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
+#   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
 
 SHELL := /bin/bash
 DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
-.PHONY: all deps demo test test-c test-swift test-tsan bench bench-quick clean
+.PHONY: all deps demo test test-c test-swift test-node test-python release-tool test-tsan bench bench-quick \
+	bench-bridge clean
+
+# The bindings run the release build of the tool (what users run).
+PRIMEKIT_BIN ?= $(CURDIR)/.build/release/primekit
 
 all: deps
 	$(MAKE) -C bindings/c
@@ -30,7 +36,7 @@ deps:
 demo: deps
 	swift run -c release primekit factor $(DEMO_NUMBERS)
 
-test: deps test-c test-swift
+test: deps test-c test-swift test-node test-python
 
 test-c:
 	$(MAKE) -C bindings/c test
@@ -38,6 +44,16 @@ test-c:
 test-swift:
 	swift build --build-tests
 	swift test --skip-build
+
+release-tool:
+	swift build -c release --product primekit
+
+test-node: release-tool
+	cd bindings/node && PRIMEKIT_BIN="$(PRIMEKIT_BIN)" node --test test/
+
+# Creates bindings/python/.venv when missing (pytest and mypy come from PyPI).
+test-python: release-tool
+	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash bindings/python/test.sh
 
 # A separate scratch path: sanitized objects never mix with the normal build.
 test-tsan: deps
@@ -50,6 +66,11 @@ bench: deps
 bench-quick: deps
 	$(MAKE) -C Tests/Benchmarks/kernel bench-quick
 
+bench-bridge: deps release-tool
+	swift run -c release primekit-bridge-bench
+	cd bindings/node && PRIMEKIT_BIN="$(PRIMEKIT_BIN)" node bench/roundtrip.mjs
+	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bindings/python/.venv/bin/python bindings/python/bench/roundtrip.py
+
 clean:
 	$(MAKE) -C bindings/c clean
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan bindings/python/.venv

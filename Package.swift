@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "primekit", targets: ["PrimeKitCLI"]),
         .executable(name: "primekit-crash-child", targets: ["PrimeKitCrashChild"]),
         .executable(name: "primekit-engine-core-bench", targets: ["PrimeKitEngineCoreBench"]),
+        .executable(name: "primekit-bridge-bench", targets: ["PrimeKitBridgeBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -42,6 +43,11 @@ let package = Package(
         .testTarget(
             name: "PrimeKitBridgeTests",
             dependencies: ["PrimeKitBridge", "PrimeKit", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The bridge benchmark: swift run -c release primekit-bridge-bench [--jobs N] [--runs R]
+        .executableTarget(
+            name: "PrimeKitBridgeBench",
+            dependencies: ["PrimeKit"]
         ),
         // The engine benchmark: swift run -c release primekit-engine-bench [--quick]
         .executableTarget(

@@ -157,8 +157,9 @@ final class PluginSubscription: @unchecked Sendable {
         while true {
             condition.lock()
             if busy && !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
-                // Just delivered: nap briefly without asking producers to signal, so a steady stream of events
-                // is taken in batches instead of one futex wake-up per event (adds at most a millisecond).
+                // Just delivered a batch of a steady stream: nap briefly without asking producers to signal, so
+                // the stream is taken in batches instead of one futex wake-up per event (adds at most a
+                // millisecond). A trickle (a small batch) does not nap: its next event is delivered at once.
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
             }
             while !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
@@ -175,7 +176,7 @@ final class PluginSubscription: @unchecked Sendable {
                 dropped = 0
             }
             while batch.count < 256, let next = takeNext() { batch.append(next) }
-            busy = !batch.isEmpty
+            busy = batch.count >= 16
             let target = plugin
             condition.unlock()
             var ended = false

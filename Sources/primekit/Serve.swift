@@ -80,7 +80,9 @@ struct Serve: AsyncParsableCommand {
         options.logger = logger
         options.resumeRecoveredJobs = resumeRecovered
         let engine = await Engine(settings: settings, options: options)
-        engine.add(LoggingPlugin(logger: logger))
+        // Below info nothing but errors would be logged: do not have the plugin receive the rest.
+        engine.add(LoggingPlugin(logger: logger,
+                                 streams: logger.logLevel <= .info ? .all.subtracting(.progress) : .errors))
 
         var limits = BridgeLimits()
         limits.maxMessageBytes = maxMessageBytes
