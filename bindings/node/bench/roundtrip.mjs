@@ -12,7 +12,7 @@ import { Client, findExecutable } from '../index.js';
 
 const { values } = parseArgs({
   options: {
-    sequential: { type: 'string', default: '20000' },
+    sequential: { type: 'string', default: '5000' },
     pipelined: { type: 'string', default: '100000' },
     runs: { type: 'string', default: '5' },
     raw: { type: 'boolean', default: true },
