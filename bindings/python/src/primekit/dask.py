@@ -1,0 +1,708 @@
+"""PrimeKit on Dask distributed: one trial division split over many machines, and huge batches of candidates.
+
+Every Dask worker process runs its own ``primekit serve`` (started the first time a task needs it, then reused);
+the tasks talk to it through :class:`primekit.Client`. Install with ``pip install 'primekit[dask]'``.
+
+- :func:`factor` / :func:`submit`: the divisor range ``[from, bound]`` of one candidate is cut into chunks, one
+  Dask task each; the factors they find are merged into a :class:`~primekit.types.FactorResult` equal to a local
+  ``Client().factor(...)``. :class:`DistributedJob` pauses, resumes and cancels the whole job; a chunk whose
+  worker died starts again elsewhere from its last checkpoint.
+- :func:`map_candidates`: a generator of the results of a long (or endless) stream of candidates, in order,
+  computed in blocks with a bounded number of blocks in flight.
+- :func:`resume`: goes on from the checkpoint document of :meth:`DistributedJob.pause`, in any process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import queue
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeoutError
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+try:
+    import distributed
+    from distributed import Variable, get_worker
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError("primekit.dask needs Dask distributed: pip install 'primekit[dask]' "
+                      "(or pip install 'dask[distributed]')") from error
+
+from . import _numbers
+from .client import Client as BridgeClient
+from .types import FactorResult, JobResult, PrimeFactor
+
+__all__ = ["CHECKPOINT_FORMAT", "DistributedJob", "factor", "map_candidates", "resume", "submit", "worker_bridge"]
+
+#: The ``format`` member of a combined checkpoint document.
+CHECKPOINT_FORMAT = "primekit-dask-checkpoint"
+_CHECKPOINT_VERSION = 1
+
+# The default bound of a factor job when none is given: √n, at most 2^32 (as the bridge does).
+_DEFAULT_BOUND_CAP = 2**32
+
+# How often a running chunk looks at its job's control variable (pause / cancel) and reports its progress.
+# Dask has no way to wait on a bridge job and a Dask variable at once, so the chunk waits on its job's future
+# for at most this long, then looks: bounded polling, never a sleep.
+_TICK = 0.2
+
+# How long a task waits for one of its job's variables: they are set before the task is submitted, so only a
+# job that has ended (and freed them) makes a task wait this long.
+_VARIABLE_TIMEOUT = 10.0
+
+
+# MARK: - Worker side
+
+_bridge_lock = threading.Lock()
+_bridge: BridgeClient | None = None
+
+
+def worker_bridge(executable: str | None = None, serve_args: Sequence[str] = ()) -> BridgeClient:
+    """The ``primekit serve`` of this process (a worker's): started on first use and reused by every task that
+    runs here; started again when it has died. ``executable`` and ``serve_args`` count only when it starts."""
+    global _bridge
+    with _bridge_lock:
+        if _bridge is None or _bridge._connection.closed:
+            _bridge = BridgeClient(executable, args=list(serve_args))
+        return _bridge
+
+
+def _control_name(run: str) -> str:
+    return f"primekit-dask-{run}-control"
+
+
+def _chunk_name(job: str, index: int) -> str:
+    return f"primekit-dask-{job}-chunk-{index}"
+
+
+def _candidate_name(job: str) -> str:
+    return f"primekit-dask-{job}-candidate"
+
+
+def _topic(job: str) -> str:
+    return f"primekit-dask-{job}"
+
+
+def _factor_list(result: FactorResult) -> list[list[int]]:
+    return [[f["prime"], f["exponent"]] for f in result["factors"]]
+
+
+def _read(variable: Variable, default: str) -> str:
+    """A variable's value; ``default`` when it is gone (the job ended and freed it) or not set in time."""
+    try:
+        return cast(str, variable.get(timeout=_VARIABLE_TIMEOUT))
+    except Exception:
+        return default
+
+
+def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
+    """One chunk of a distributed factor job, run as a Dask task on a worker.
+
+    It starts from the chunk's latest checkpoint when its variable holds one (a retry after a worker died, or a
+    resumed job), else from the chunk's range. While the bridge job runs, it publishes progress events on the
+    job's topic and, every ``checkpoint_interval`` seconds, the job's checkpoint into the chunk's variable; it
+    stops (with a checkpoint) when the run's control variable says ``pause`` or ``cancel``.
+    """
+    worker = get_worker()
+    job_token: str = spec["job"]
+    index: int = spec["index"]
+    topic = _topic(job_token)
+    control = Variable(_control_name(spec["run"]))
+    saved = Variable(_chunk_name(job_token, index))
+    checkpoint: str | None = _read(saved, "") or None
+    base = {"index": index, "run": spec["run"], "pid": os.getpid(), "worker": worker.address}
+
+    def stopped(order: str, checkpoint: str | None) -> dict[str, Any]:
+        if order == "pause" and checkpoint is not None:
+            saved.set(checkpoint)  # a cancelled job frees the variable: leave it alone
+        return {**base, "state": "paused" if order == "pause" else "cancelled", "checkpoint": checkpoint}
+
+    order = _read(control, "cancel")
+    if order != "run":
+        return stopped(order, checkpoint)
+    candidate = "" if checkpoint is not None else _read(Variable(_candidate_name(job_token)), "")
+    if checkpoint is None and not candidate:
+        return stopped("cancel", None)
+
+    bridge = worker_bridge(spec["executable"], spec["serve_args"])
+    if checkpoint is not None:
+        job = bridge._submit({"checkpoint": checkpoint})
+    else:
+        job = bridge._submit({"kind": "factor", "candidate": candidate, "from": spec["from"], "bound": spec["bound"]})
+    worker.log_event(topic, {**base, "event": "started", "resumed": checkpoint is not None})
+
+    interval: float = spec["checkpoint_interval"]
+    last_checkpoint = time.monotonic()
+    while True:
+        try:
+            result = cast(FactorResult, job.result(timeout=_TICK))
+            break
+        except FutureTimeoutError:
+            pass
+        except CancelledError:
+            return stopped("cancel", job.checkpoint)
+        order = _read(control, "cancel")
+        if order != "run":
+            if job.cancel():  # stops the bridge job where it is; its checkpoint says where
+                return stopped(order, job.checkpoint)
+            continue  # it ended meanwhile: take its result
+        due = time.monotonic() - last_checkpoint >= interval
+        try:
+            status = bridge.request("job/status", {"jobId": job.job_id, "checkpoint": due})
+        except Exception:  # the job ended between the two looks: its result comes next
+            continue
+        if due and status.get("checkpoint") and _read(control, "cancel") == "run":
+            saved.set(status["checkpoint"])
+            last_checkpoint = time.monotonic()
+        worker.log_event(topic, {**base, "event": "progress", "progress": status.get("progress", 0),
+                                 "checkpointed": bool(due and status.get("checkpoint"))})
+    return {**base, "state": "done", "factors": _factor_list(result), "resumed": checkpoint is not None}
+
+
+def _classify(candidate: str, executable: str | None, serve_args: Sequence[str]) -> FactorResult:
+    """A factor job on the worker's bridge that tries only the divisor 2: the bridge's own classification of
+    the number (a BPSW test: ``probable-prime``, ``composite``, ``unknown``; proven and listed below 2^64)."""
+    bridge = worker_bridge(executable, serve_args)
+    job = bridge._submit({"kind": "factor", "candidate": candidate, "from": "2", "bound": "2"})
+    return cast(FactorResult, job.result())
+
+
+def _run_block(kind: str, candidates: list[str], from_: str | None, bound: str | None, executable: str | None,
+               serve_args: Sequence[str]) -> list[JobResult]:
+    """One block of :func:`map_candidates`: every candidate submitted at once (pipelined), results in order."""
+    bridge = worker_bridge(executable, serve_args)
+    extra: dict[str, Any] = {}
+    if from_ is not None:
+        extra["from"] = from_
+    if bound is not None:
+        extra["bound"] = bound
+    jobs = [bridge._submit({"kind": kind, "candidate": text, **extra}) for text in candidates]
+    return [cast(JobResult, job.result()) for job in jobs]
+
+
+# MARK: - Client side
+
+@dataclass
+class _Chunk:
+    index: int
+    start: int
+    stop: int
+    state: Literal["pending", "done", "paused", "cancelled"] = "pending"
+    factors: list[list[int]] | None = None
+    checkpoint: str | None = None
+    progress: float = 0.0  # 0-1, the most reported
+    future: Any = None
+    runs: list[dict[str, Any]] = field(default_factory=list)  # one per start: pid, worker, resumed
+    checkpointed: bool = False
+    resumed: bool = False  # the run that finished it started from a checkpoint
+
+    def info(self) -> dict[str, Any]:
+        return {"index": self.index, "from": self.start, "bound": self.stop, "state": self.state,
+                "progress": self.progress, "checkpointed": self.checkpointed, "runs": list(self.runs),
+                "resumed": self.resumed}
+
+
+def _default_client(client: distributed.Client | None) -> distributed.Client:
+    return client if client is not None else distributed.default_client()
+
+
+def _covers_root(top: int, cofactor: int) -> bool:
+    """Every prime up to ``top`` was tried, so a cofactor with no such divisor is prime when (top+1)^2 > it."""
+    return (top + 1) * (top + 1) > cofactor
+
+
+class DistributedJob:
+    """A factor job spread over a Dask cluster (from :func:`submit` or :func:`resume`).
+
+    :meth:`result` waits for the merged :class:`~primekit.types.FactorResult`; :meth:`progress` is the fraction
+    of the divisor range done (0-1); :meth:`pause` stops every chunk at a checkpoint and returns the combined
+    checkpoint document (also kept in :attr:`checkpoint`), :meth:`resume` goes on, :meth:`cancel` stops it all.
+    :attr:`futures` are the Dask futures of the chunks of the current run (for ``distributed.progress``).
+    """
+
+    def __init__(self, candidate: int, from_: int, bound: int, ranges: list[tuple[int, int]], *,
+                 client: distributed.Client, on_progress: Callable[[float], None] | None,
+                 checkpoint_interval: float, executable: str | None, serve_args: Sequence[str],
+                 done: dict[int, list[list[int]]] | None = None, checkpoints: dict[int, str] | None = None) -> None:
+        self.candidate = candidate
+        self.from_ = from_
+        self.bound = bound
+        self._client = client
+        self._on_progress = on_progress
+        self._interval = checkpoint_interval
+        self._executable = executable
+        self._serve_args = list(serve_args)
+        self._token = uuid.uuid4().hex[:12]
+        self._run = ""
+        self._cond = threading.Condition()
+        self._events: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
+        self._future: Future[FactorResult] = Future()
+        self._checkpoint: str | None = None
+        self._reported = 0.0
+        self._paused = False
+        self._finished = False
+        self._chunks = [_Chunk(i, start, stop) for i, (start, stop) in enumerate(ranges)]
+        self._width = sum(stop - start + 1 for start, stop in ranges)
+        self._found: dict[int, int] = {}  # prime -> exponent in the candidate
+        self._cofactor = candidate
+        self._decimal = _numbers.to_decimal(candidate)
+        # The candidate waits on the scheduler (which outlives any worker) for the chunks that start from
+        # their range; chunks that start from a checkpoint have it in there.
+        Variable(_candidate_name(self._token), client=client).set(self._decimal)
+        self._report_lock = threading.Lock()
+        for index, factors in (done or {}).items():
+            chunk = self._chunks[index]
+            chunk.state, chunk.factors, chunk.progress = "done", factors, 1.0
+            self._merge(factors)
+        for chunk in self._chunks:
+            if chunk.state != "done":
+                checkpoint = (checkpoints or {}).get(chunk.index)
+                chunk.checkpoint = checkpoint
+                Variable(_chunk_name(self._token, chunk.index), client=client).set(checkpoint or "")
+        client.subscribe_topic(_topic(self._token), self._on_event)
+        self._driver = threading.Thread(target=self._drive, name=f"primekit-dask-{self._token}", daemon=True)
+        self._driver.start()
+        with self._cond:
+            if not self._check_finished():
+                self._start_run()
+
+    def __repr__(self) -> str:
+        return f"<primekit.dask.DistributedJob {self._token} {len(self._chunks)} chunks>"
+
+    # MARK: Public
+
+    @property
+    def futures(self) -> list[Any]:
+        """The Dask futures of the chunks still running in the current run (e.g. for ``distributed.progress``)."""
+        with self._cond:
+            return [chunk.future for chunk in self._chunks if chunk.future is not None]
+
+    @property
+    def chunks(self) -> list[dict[str, Any]]:
+        """Each chunk's range, state (``pending``, ``done``, ``paused``, ``cancelled``), progress (0-1), whether
+        it has published a checkpoint, its runs (``pid``, ``worker``, ``resumed``: started from a checkpoint), and
+        whether the run that finished it had started from a checkpoint (``resumed``)."""
+        with self._cond:
+            return [chunk.info() for chunk in self._chunks]
+
+    @property
+    def checkpoint(self) -> str | None:
+        """The combined checkpoint document of the last :meth:`pause` or :meth:`cancel`."""
+        return self._checkpoint
+
+    def result(self, timeout: float | None = None) -> FactorResult:
+        """The merged result; ``CancelledError`` after :meth:`cancel`, the first chunk's error when one failed."""
+        return self._future.result(timeout)
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def progress(self) -> float:
+        """The fraction of the divisor range done, 0-1 (1 once the result is known, also after an early stop)."""
+        with self._cond:
+            return self._fraction()
+
+    def wait_for(self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float | None = None) -> bool:
+        """Waits until ``predicate(self.chunks)`` is true (checked at every change of a chunk) or the job has
+        ended; returns the predicate's last value."""
+        with self._cond:
+            self._cond.wait_for(lambda: predicate([c.info() for c in self._chunks]) or self._future.done(),
+                                timeout)
+            return predicate([c.info() for c in self._chunks])
+
+    def pause(self, timeout: float | None = None) -> str:
+        """Stops every running chunk at a checkpoint (chunks that had not started stop before starting), waits
+        for them, and returns the combined checkpoint document (see ``docs/dask.md``). A finished job's document
+        has every chunk done."""
+        with self._cond:
+            if not self._future.done() and not self._paused:
+                self._paused = True
+                Variable(_control_name(self._run), client=self._client).set("pause")
+                if not self._cond.wait_for(self._idle, timeout):
+                    raise TimeoutError(f"the chunks did not stop within {timeout} s")
+            self._checkpoint = document = self._document()
+            return document
+
+    def resume(self) -> None:
+        """Goes on after :meth:`pause`: every unfinished chunk starts again from its checkpoint."""
+        with self._cond:
+            if self._paused and not self._future.done():
+                self._paused = False
+                self._start_run()
+
+    def cancel(self) -> bool:
+        """Cancels the job: pending chunks are dropped, running ones cancel their bridge jobs. :attr:`checkpoint`
+        then holds the combined document of where the chunks were (their last published checkpoints). Returns
+        False when the job had already ended."""
+        with self._cond:
+            if self._future.done():
+                return self._future.cancelled()
+            self._stop_chunks()
+            self._checkpoint = self._document(read_variables=True)
+            self._future.cancel()
+            self._finish()
+            self._cond.notify_all()
+            return True
+
+    # MARK: Runs and events
+
+    def _start_run(self) -> None:
+        self._run = f"{self._token}-{uuid.uuid4().hex[:8]}"
+        Variable(_control_name(self._run), client=self._client).set("run")
+        total = len(self._chunks)
+        for chunk in self._chunks:
+            if chunk.state == "done":
+                continue
+            chunk.state = "pending"
+            spec = {"job": self._token, "run": self._run, "index": chunk.index, "from": str(chunk.start),
+                    "bound": str(chunk.stop), "checkpoint_interval": self._interval,
+                    "executable": self._executable, "serve_args": self._serve_args}
+            future = self._client.submit(_run_chunk, spec, key=f"primekit-chunk-{self._run}-"
+                                         f"{chunk.index}", priority=total - chunk.index, retries=2, pure=False)
+            chunk.future = future
+            future.add_done_callback(lambda f, i=chunk.index, run=self._run: self._events.put(("done", (i, run, f))))
+
+    def _on_event(self, event: tuple[float, Any]) -> None:
+        self._events.put(("event", event[1]))
+
+    def _drive(self) -> None:
+        while True:
+            item = self._events.get()
+            if item is None:
+                return
+            kind, payload = item
+            try:
+                with self._cond:
+                    if kind == "event":
+                        self._apply_event(payload)
+                    else:
+                        self._apply_done(*payload)
+                    fraction = self._fraction()
+                    self._cond.notify_all()
+                self._report(fraction)
+            except BaseException as error:  # a failure here must not leave result() waiting for ever
+                with self._cond:
+                    if not self._future.done():
+                        self._stop_chunks()
+                        self._future.set_exception(error)
+                        self._finish()
+                    self._cond.notify_all()
+
+    def _apply_event(self, message: dict[str, Any]) -> None:
+        if not isinstance(message, dict) or message.get("index") is None or self._finished:
+            return
+        chunk = self._chunks[message["index"]]
+        if message.get("event") == "started":
+            chunk.runs.append({"pid": message["pid"], "worker": message["worker"], "resumed": message["resumed"]})
+        elif message.get("event") == "progress" and chunk.state == "pending":
+            chunk.progress = max(chunk.progress, float(message["progress"]) / 100)
+            chunk.checkpointed = chunk.checkpointed or bool(message.get("checkpointed"))
+
+    def _apply_done(self, index: int, run: str, future: Any) -> None:
+        chunk = self._chunks[index]
+        if self._finished or run != self._run or chunk.state == "done":
+            return
+        if future.status == "cancelled":
+            return
+        if future.status == "error":
+            error = future.exception()
+            self._stop_chunks()
+            self._future.set_exception(error)
+            self._finish()
+            return
+        outcome: dict[str, Any] = future.result()
+        chunk.future = None
+        if outcome["state"] == "done":
+            chunk.state, chunk.factors, chunk.progress = "done", outcome["factors"], 1.0
+            chunk.resumed = bool(outcome.get("resumed"))
+            self._merge(outcome["factors"])
+            self._check_finished()
+        else:
+            chunk.state = outcome["state"]
+            chunk.checkpoint = outcome.get("checkpoint") or chunk.checkpoint
+
+    def _idle(self) -> bool:
+        return self._future.done() or all(chunk.state != "pending" for chunk in self._chunks)
+
+    # MARK: Merging
+
+    def _merge(self, factors: list[list[int]]) -> None:
+        """Takes the primes a chunk found; each gets its full exponent in the candidate."""
+        for prime, _ in factors:
+            if prime in self._found:
+                continue
+            exponent = 0
+            while self._cofactor % prime == 0:
+                self._cofactor //= prime
+                exponent += 1
+            if exponent:
+                self._found[prime] = exponent
+
+    def _prefix_top(self) -> int | None:
+        """The last divisor of the run of done chunks that starts at 2 (every prime up to it was tried)."""
+        if self.from_ > 2:
+            return None
+        top = None
+        for chunk in self._chunks:
+            if chunk.state != "done":
+                break
+            top = chunk.stop
+        return top
+
+    def _check_finished(self) -> bool:
+        """Ends the job when the cofactor is fully known: 1, proven prime by the chunks done from 2 on, or when
+        every chunk is done (the cofactor is then classified by a bridge)."""
+        if self._future.done():
+            return True
+        cofactor = self._cofactor
+        top = self._prefix_top()
+        all_done = all(chunk.state == "done" for chunk in self._chunks)
+        if cofactor == 1 or (top is not None and _covers_root(top, cofactor)):
+            result = self._result(None)
+        elif all_done:
+            result = self._result(self._classification(cofactor))
+        else:
+            return False
+        self._stop_chunks()
+        self._future.set_result(result)
+        self._finish()
+        return True
+
+    def _classification(self, cofactor: int) -> FactorResult | None:
+        """The bridge's word on a cofactor no trial division proved prime (None: even, so composite)."""
+        if cofactor % 2 == 0:  # only when 2 was not tried (from > 2): the bridge would find 2 itself
+            return None
+        task = self._client.submit(_classify, _numbers.to_decimal(cofactor), self._executable, self._serve_args,
+                                   pure=False, retries=2)
+        return cast(FactorResult, task.result())
+
+    def _result(self, classified: FactorResult | None) -> FactorResult:
+        """The merged result, in the shape (and with the rules) of the bridge's own factor result."""
+        found = dict(self._found)
+        cofactor = self._cofactor
+        status: Literal["one", "probable-prime", "composite", "unknown"]
+        if cofactor == 1:
+            status = "one"
+        elif classified is None and (self._prefix_top() is not None and _covers_root(self._prefix_top() or 0,
+                                                                                        cofactor)):
+            found[cofactor] = 1  # proven prime by trial division
+            cofactor, status = 1, "one"
+        elif classified is None:
+            status = "composite"
+        else:
+            for f in classified["factors"]:  # a prime below 2^64 (BPSW is deterministic there): proven
+                found[f["prime"]] = found.get(f["prime"], 0) + f["exponent"]
+            cofactor, status = classified["cofactor"], classified["cofactorStatus"]
+        factors: list[PrimeFactor] = [{"prime": p, "exponent": e} for p, e in sorted(found.items())]
+        if factors and (len(factors) > 1 or factors[0]["prime"] != self.candidate):
+            is_prime: bool | None = False
+        elif factors:
+            is_prime = True
+        else:
+            is_prime = {"probable-prime": True, "composite": False}.get(status)
+        return {"candidate": self.candidate, "factors": factors, "cofactor": cofactor, "cofactorStatus": status,
+                "complete": status in ("one", "probable-prime"), "isPrime": is_prime,
+                "certainty": "probable" if status == "probable-prime" else "proven"}
+
+    # MARK: Ending
+
+    def _stop_chunks(self) -> None:
+        """Tells running chunks to cancel their bridge jobs and drops the ones not started."""
+        if self._run:
+            Variable(_control_name(self._run), client=self._client).set("cancel")
+        pending = [chunk.future for chunk in self._chunks if chunk.future is not None and chunk.state == "pending"]
+        if pending:
+            self._client.cancel(pending)
+        for chunk in self._chunks:
+            if chunk.state == "pending":
+                chunk.state = "cancelled"
+
+    def _finish(self) -> None:
+        """Frees what the job keeps on the scheduler (the control and chunk variables stay for running chunks
+        to read until they stop: deleting them is left to :meth:`_cleanup`, after a last round)."""
+        self._finished = True
+        fraction = self._fraction()
+        self._events.put(None)
+        threading.Thread(target=self._cleanup, args=(fraction,), daemon=True).start()
+
+    def _cleanup(self, fraction: float) -> None:
+        self._report(fraction)
+        try:
+            self._client.unsubscribe_topic(_topic(self._token))
+        except Exception:
+            pass
+        # The candidate and the chunks' checkpoints can be large: free them. The control variables (a word
+        # each) stay, so that chunks still running read "cancel" rather than wait for a variable that is gone.
+        for name in [_candidate_name(self._token)] + [_chunk_name(self._token, c.index) for c in self._chunks]:
+            try:
+                Variable(name, client=self._client).delete()
+            except Exception:
+                pass
+
+    def _fraction(self) -> float:
+        if self._future.done() and not self._future.cancelled() and self._future.exception() is None:
+            return 1.0
+        done = sum(chunk.progress * (chunk.stop - chunk.start + 1) for chunk in self._chunks)
+        return min(done / self._width, 1.0) if self._width else 1.0
+
+    def _report(self, fraction: float) -> None:
+        with self._report_lock:  # held while calling back: the values arrive in increasing order
+            if fraction <= self._reported:
+                return
+            self._reported = fraction
+            if self._on_progress is not None:
+                self._on_progress(fraction)
+
+    # MARK: Checkpoints
+
+    def _document(self, read_variables: bool = False) -> str:
+        chunks: list[dict[str, Any]] = []
+        for chunk in self._chunks:
+            entry: dict[str, Any] = {"from": str(chunk.start), "bound": str(chunk.stop)}
+            if chunk.state == "done":
+                entry["state"] = "done"
+                entry["factors"] = [{"prime": str(p), "exponent": e} for p, e in chunk.factors or []]
+            else:
+                checkpoint = chunk.checkpoint
+                if read_variables:
+                    try:
+                        checkpoint = Variable(_chunk_name(self._token, chunk.index),
+                                              client=self._client).get(timeout=5) or checkpoint
+                    except Exception:
+                        pass
+                entry["state"] = "stopped"
+                entry["checkpoint"] = checkpoint
+            chunks.append(entry)
+        return json.dumps({"format": CHECKPOINT_FORMAT, "version": _CHECKPOINT_VERSION, "kind": "factor",
+                           "candidate": self._decimal, "from": str(self.from_), "bound": str(self.bound),
+                           "chunks": chunks})
+
+
+# MARK: - Entry points
+
+def _split(start: int, stop: int, chunks: int) -> list[tuple[int, int]]:
+    width = stop - start + 1
+    chunks = max(1, min(chunks, width))
+    edges = [start + width * i // chunks for i in range(chunks + 1)]
+    return [(edges[i], edges[i + 1] - 1) for i in range(chunks)]
+
+
+def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks: int | None = None,
+           chunk_size: int | None = None, client: distributed.Client | None = None,
+           on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
+           executable: str | None = None, serve_args: Sequence[str] = ()) -> DistributedJob:
+    """Starts a distributed factor job and returns its :class:`DistributedJob` at once.
+
+    Args:
+        n: the candidate (at least 2).
+        from_, bound: the divisor range, as for :meth:`primekit.Client.factor` (default 2 and √n, at most 2^32).
+        chunks: how many Dask tasks the range is cut into (default: 4 per worker thread); or
+        chunk_size: how many divisors each covers.
+        client: a ``dask.distributed.Client`` (default: the current default client).
+        on_progress: called with the fraction done (0-1, increasing, 1.0 at the end) from a background thread.
+        checkpoint_interval: how often (seconds) a running chunk publishes its checkpoint.
+        executable, serve_args: the ``primekit`` executable on the workers (default: their ``PRIMEKIT_BIN``, …)
+            and extra ``primekit serve`` arguments (e.g. ``["--workers", "1"]``), used when a worker's bridge
+            starts.
+    """
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
+    start = 2 if from_ is None else from_
+    if bound is None:
+        bound = _DEFAULT_BOUND_CAP if n.bit_length() > 66 else max(2, min(math.isqrt(n), _DEFAULT_BOUND_CAP))
+    if start < 2 or bound < start:
+        raise ValueError(f"empty or invalid divisor range [{start}, {bound}]")
+    # Divisors above √n never matter: the bridge stops there too.
+    top = min(bound, math.isqrt(n)) if n.bit_length() <= 2 * bound.bit_length() + 2 else bound
+    top = max(top, start)
+    dask_client = _default_client(client)
+    if chunk_size is not None:
+        count = -(-(top - start + 1) // max(1, chunk_size))
+    elif chunks is not None:
+        count = chunks
+    else:
+        count = 4 * max(1, sum(dask_client.nthreads().values()))
+    return DistributedJob(n, start, bound, _split(start, top, count), client=dask_client, on_progress=on_progress,
+                          checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args)
+
+
+def factor(n: int, *, from_: int | None = None, bound: int | None = None, chunks: int | None = None,
+           chunk_size: int | None = None, client: distributed.Client | None = None,
+           on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
+           executable: str | None = None, serve_args: Sequence[str] = ()) -> FactorResult:
+    """``submit(...).result()``: the factorization of ``n`` computed on the Dask cluster, equal to a local
+    ``Client().factor(n, from_=..., bound=...)``."""
+    return submit(n, from_=from_, bound=bound, chunks=chunks, chunk_size=chunk_size, client=client,
+                  on_progress=on_progress, checkpoint_interval=checkpoint_interval, executable=executable,
+                  serve_args=serve_args).result()
+
+
+def resume(checkpoint: str, *, client: distributed.Client | None = None,
+           on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
+           executable: str | None = None, serve_args: Sequence[str] = ()) -> DistributedJob:
+    """Goes on from a combined checkpoint document (:meth:`DistributedJob.pause` or ``.checkpoint``), in this
+    process or another one: done chunks are kept, every other chunk continues from its own checkpoint."""
+    document = json.loads(checkpoint)
+    if not isinstance(document, dict) or document.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError("not a primekit.dask checkpoint document")
+    if document.get("version") != _CHECKPOINT_VERSION:
+        raise ValueError(f"unsupported primekit.dask checkpoint version {document.get('version')!r}")
+    ranges: list[tuple[int, int]] = []
+    done: dict[int, list[list[int]]] = {}
+    checkpoints: dict[int, str] = {}
+    for index, chunk in enumerate(document["chunks"]):
+        ranges.append((int(chunk["from"]), int(chunk["bound"])))
+        if chunk["state"] == "done":
+            done[index] = [[_numbers.to_int(f["prime"]), int(f["exponent"])] for f in chunk["factors"]]
+        elif chunk.get("checkpoint"):
+            checkpoints[index] = chunk["checkpoint"]
+    return DistributedJob(_numbers.to_int(document["candidate"]), int(document["from"]), int(document["bound"]),
+                          ranges, client=_default_client(client), on_progress=on_progress,
+                          checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args,
+                          done=done, checkpoints=checkpoints)
+
+
+def map_candidates(candidates: Iterable[int], kind: Literal["isPrime", "factor"] = "isPrime", *,
+                   client: distributed.Client | None = None, block_size: int = 10_000,
+                   blocks_in_flight: int | None = None, from_: int | None = None, bound: int | None = None,
+                   executable: str | None = None, serve_args: Sequence[str] = ()) -> Iterator[JobResult]:
+    """Yields the result of each candidate (a :class:`~primekit.types.PrimalityResult` or
+    :class:`~primekit.types.FactorResult`, as the local client gives them), in the order of ``candidates``.
+
+    The candidates are read lazily, ``block_size`` at a time; one Dask task computes a block on a worker's bridge.
+    At most ``blocks_in_flight`` blocks (default: 2 per worker thread, plus 1) are submitted and not yet yielded,
+    so an endless iterable works and memory stays bounded. Closing the generator cancels the blocks in flight.
+    """
+    dask_client = _default_client(client)
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    limit = blocks_in_flight or 2 * max(1, sum(dask_client.nthreads().values())) + 1
+    first = None if from_ is None else _numbers.to_decimal(from_)
+    last = None if bound is None else _numbers.to_decimal(bound)
+    source = iter(candidates)
+    in_flight: deque[Any] = deque()
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(in_flight) < limit:
+                block = [_numbers.to_decimal(n) for n in itertools.islice(source, block_size)]
+                if not block:
+                    exhausted = True
+                    break
+                in_flight.append(dask_client.submit(_run_block, kind, block, first, last, executable,
+                                                    list(serve_args), pure=False, retries=2))
+            if not in_flight:
+                return
+            results: list[JobResult] = in_flight[0].result()
+            in_flight.popleft()
+            yield from results
+    finally:
+        if in_flight:
+            dask_client.cancel(list(in_flight))
