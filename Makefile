@@ -5,6 +5,7 @@
 #   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
+#   make fuzz    the libFuzzer harnesses (kernel parser and checkpoints, JSON, bridge), FUZZ_SECONDS each
 #   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
 
 SHELL := /bin/bash
@@ -12,7 +13,7 @@ DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
 .PHONY: all deps demo test test-c test-swift test-node test-python release-tool test-tsan bench bench-quick \
-	bench-bridge clean
+	bench-bridge fuzz clean
 
 # The bindings run the release build of the tool (what users run).
 PRIMEKIT_BIN ?= $(CURDIR)/.build/release/primekit
@@ -71,6 +72,10 @@ bench-bridge: deps release-tool
 	cd bindings/node && PRIMEKIT_BIN="$(PRIMEKIT_BIN)" node bench/roundtrip.mjs
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bindings/python/.venv/bin/python bindings/python/bench/roundtrip.py
 
+fuzz: deps
+	$(MAKE) -C Tests/Fuzz run
+
 clean:
+	$(MAKE) -C Tests/Fuzz clean
 	$(MAKE) -C bindings/c clean
 	rm -rf .build .build-tsan bindings/python/.venv

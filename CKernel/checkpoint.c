@@ -300,7 +300,8 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
     job->bpsw_digits = (size_t)bpsw;
     job->max_digits = o->max_digits;
     memcpy(&job->percent, &percent, sizeof job->percent);
-    if (!(job->percent >= 0.0 && job->percent <= 100.0) || done > 1 || status > PK_COFACTOR_UNKNOWN)
+    if (!(job->percent >= 0.0 && job->percent <= 100.0) || done > 1 || status > PK_COFACTOR_UNKNOWN ||
+        (done == 1) != (job->percent == 100.0))
         return PK_E_CHECKPOINT_STATE;
     job->done = (int)done;
     job->cof_status = (int)status;

@@ -230,6 +230,8 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
             return PK_E_OPTIONS;
     } else {
         bound = sqrt_capped(job->n, PK_DEFAULT_BOUND_CAP);
+        if (from > 2 && bound < from) /* from above the default bound: an empty range */
+            return PK_E_OPTIONS;
     }
     job->from = from;
     job->bound = bound;

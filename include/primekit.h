@@ -213,7 +213,8 @@ typedef struct pk_job pk_job;
  *            The divisor range [from, bound] lets one candidate be split into
  *            independent pieces (run anywhere) whose factors merge to the
  *            unsplit answer. A range that starts above 2 still reports only
- *            proven primes.
+ *            proven primes. An empty range (from above bound, or above the
+ *            default bound √candidate capped at 2^32) is PK_E_OPTIONS.
  * out        receives the new job; set to NULL on error.
  *
  * Returns PK_OK, or PK_E_ARG, PK_E_PARSE, PK_E_RANGE, PK_E_TOO_LARGE,
