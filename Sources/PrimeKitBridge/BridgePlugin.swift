@@ -158,7 +158,7 @@ extension BridgeServer {
             out.member("state", string: WireFormat.name(completion.state))
             out.raw(members)
         }
-        registry.withLock { registry in
+        let waiting = registry.withLock { registry in
             registry.live[id] = nil
             // A succeeded job's handle is not needed any more (a dependency on it is satisfied).
             let keep = completion.state == .succeeded ? nil : job
@@ -169,17 +169,23 @@ extension BridgeServer {
             while registry.finishedOrder.count > limits.keepFinished {
                 registry.finished[registry.finishedOrder.removeFirst()] = nil
             }
+            return registry.settledWaiters > 0
         }
         outbox.finished(id, line)
-        settled.withLock { settled.broadcast() }
+        if waiting { settled.withLock { settled.broadcast() } }
     }
 
     /// The handle of a job the bridge submitted: a job can finish inside `engine.submit` (a dependency already
     /// cancelled), before the submitting thread has registered it, so wait for that (a few microseconds).
     private func registeredJob(_ id: JobID) -> Job? {
         let deadline = Date().addingTimeInterval(2)
+        if let job = registry.withLock({ $0.live[id] }) { return job }
         settled.lock()
-        defer { settled.unlock() }
+        registry.withLock { $0.settledWaiters += 1 }
+        defer {
+            registry.withLock { $0.settledWaiters -= 1 }
+            settled.unlock()
+        }
         while true {
             if let job = registry.withLock({ $0.live[id] }) { return job }
             if !settled.wait(until: deadline) { return nil }

@@ -266,7 +266,11 @@ extension BridgeServer {
     func waitUntilSettled(timeout seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         settled.lock()
-        defer { settled.unlock() }
+        registry.withLock { $0.settledWaiters += 1 }
+        defer {
+            registry.withLock { $0.settledWaiters -= 1 }
+            settled.unlock()
+        }
         while registry.withLock({ $0.live.values.contains { $0.state.isFinished } }) {
             if !settled.wait(until: deadline) { return }
         }

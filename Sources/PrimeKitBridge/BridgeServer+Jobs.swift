@@ -40,7 +40,10 @@ extension BridgeServer {
         if let value = params["dependsOn"] {
             request.dependencies = try dependencies(value)
         }
-        let active = engine.queue.counts.unfinished
+        // The bridge's own count includes jobs that finished but are not reported yet, so it is an upper bound:
+        // the queue's exact count (a lock shared with the workers) is read only near the limit.
+        var active = registry.withLock { $0.live.count }
+        if active >= limits.maxActiveJobs { active = engine.queue.counts.unfinished }
         guard active < limits.maxActiveJobs else {
             var data = JSONWriter()
             data.object { out in
@@ -60,8 +63,11 @@ extension BridgeServer {
         } catch {
             throw RPCError.from(error, field: error.code == .candidateTooLarge ? "candidate" : nil)
         }
-        registry.withLock { $0.live[job.id] = job }
-        settled.withLock { settled.broadcast() }  // the plugin may be waiting for this job's handle
+        let waiting = registry.withLock { registry in
+            registry.live[job.id] = job
+            return registry.settledWaiters > 0
+        }
+        if waiting { settled.withLock { settled.broadcast() } }  // the plugin may be waiting for this job's handle
         var answer = Answer.ok { out in
             out.member("jobId", string: job.id.description)
             out.member("state", string: WireFormat.name(job.state))

@@ -49,6 +49,8 @@ public final class BridgeServer: Sendable {
         var shutdownCompleted = false
         var exited = false
         var shutdownTask: Task<[(JobID, Checkpoint)], Never>?
+        /// Threads waiting on `settled` (nobody is woken when there are none).
+        var settledWaiters = 0
     }
 
     /// A finished job as `job/status` reports it.

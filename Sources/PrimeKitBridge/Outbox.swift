@@ -39,6 +39,11 @@ final class Outbox: @unchecked Sendable {
     /// Bytes of lines that cannot be dropped, waiting to be written.
     private var waitingBytes = 0
     private var writing = false
+    /// The writer sleeps on `wake` (not on `condition`), so a line queued while it is busy costs no wake-up.
+    private let wake = DispatchSemaphore(value: 0)
+    private var writerIdle = false
+    /// Threads blocked in ``waitForRoom()`` or ``drain()``: the writer wakes them only when there are some.
+    private var waiters = 0
     private var failed = false
     private var stopped = false
     private let highWater: Int
@@ -90,7 +95,7 @@ final class Outbox: @unchecked Sendable {
             if let id = resuming, case .live(_, let seq)? = gates[id] {
                 gates[id] = .live(paused: false, seq: seq)
             }
-            condition.broadcast()
+            wakeWriter()
         }
     }
 
@@ -114,7 +119,7 @@ final class Outbox: @unchecked Sendable {
                 guard !paused, seq > last else { return }
                 gates[id] = .live(paused: false, seq: seq)
                 queueProgress(id, line)
-                condition.broadcast()
+                wakeWriter()
             }
         }
     }
@@ -130,7 +135,7 @@ final class Outbox: @unchecked Sendable {
                 gates[id] = nil
                 progressLines[id] = nil
                 append(.line(line))
-                condition.broadcast()
+                wakeWriter()
             }
         }
     }
@@ -139,6 +144,8 @@ final class Outbox: @unchecked Sendable {
     /// stops being read).
     func waitForRoom() {
         condition.withLock {
+            waiters += 1
+            defer { waiters -= 1 }
             while waitingBytes > highWater && !failed && !stopped { condition.wait() }
         }
     }
@@ -146,7 +153,12 @@ final class Outbox: @unchecked Sendable {
     /// Blocks until everything queued so far is written (or the output failed).
     func drain() {
         condition.withLock {
-            while (!entries.isEmpty || writing) && !failed { condition.wait() }
+            waiters += 1
+            defer { waiters -= 1 }
+            while (!entries.isEmpty || writing) && !failed {
+                wakeWriter()
+                condition.wait()
+            }
         }
     }
 
@@ -155,6 +167,7 @@ final class Outbox: @unchecked Sendable {
         drain()
         condition.withLock {
             stopped = true
+            wakeWriter()
             condition.broadcast()
         }
     }
@@ -174,6 +187,14 @@ final class Outbox: @unchecked Sendable {
         entries.append(entry)
     }
 
+    /// Under the lock: wakes the writer if it sleeps.
+    private func wakeWriter() {
+        if writerIdle {
+            writerIdle = false
+            wake.signal()
+        }
+    }
+
     private func queueProgress(_ id: JobID, _ line: [UInt8]) {
         if progressLines.updateValue(line, forKey: id) == nil { entries.append(.progress(id)) }
     }
@@ -186,7 +207,13 @@ final class Outbox: @unchecked Sendable {
         while true {
             let handler: (@Sendable () -> Void)?
             condition.lock()
-            while entries.isEmpty && !stopped { condition.wait() }
+            while entries.isEmpty && !stopped {
+                writerIdle = true
+                condition.unlock()
+                wake.wait()
+                condition.lock()
+            }
+            writerIdle = false
             if entries.isEmpty && stopped {
                 condition.unlock()
                 return
@@ -220,7 +247,7 @@ final class Outbox: @unchecked Sendable {
                 progressLines.removeAll()
                 waitingBytes = 0
             }
-            condition.broadcast()
+            if waiters > 0 || !ok { condition.broadcast() }
             condition.unlock()
             if let handler { handler() }
             if !ok { return }
