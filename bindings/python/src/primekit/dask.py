@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeoutError
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -291,6 +291,11 @@ class DistributedJob:
         whether the run that finished it had started from a checkpoint (``resumed``)."""
         with self._cond:
             return [chunk.info() for chunk in self._chunks]
+
+    @property
+    def topic(self) -> str:
+        """The Dask event topic of the chunks' events (``started``, ``progress``): see ``client.get_events``."""
+        return _topic(self._token)
 
     @property
     def checkpoint(self) -> str | None:
@@ -672,7 +677,7 @@ def resume(checkpoint: str, *, client: distributed.Client | None = None,
 def map_candidates(candidates: Iterable[int], kind: Literal["isPrime", "factor"] = "isPrime", *,
                    client: distributed.Client | None = None, block_size: int = 10_000,
                    blocks_in_flight: int | None = None, from_: int | None = None, bound: int | None = None,
-                   executable: str | None = None, serve_args: Sequence[str] = ()) -> Iterator[JobResult]:
+                   executable: str | None = None, serve_args: Sequence[str] = ()) -> Generator[JobResult, None, None]:
     """Yields the result of each candidate (a :class:`~primekit.types.PrimalityResult` or
     :class:`~primekit.types.FactorResult`, as the local client gives them), in the order of ``candidates``.
 

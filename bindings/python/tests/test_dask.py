@@ -1,0 +1,170 @@
+"""primekit.dask on a LocalCluster of two worker processes, against the real executable: merged results equal
+the local client's, early stop, map_candidates, pause/resume through the combined checkpoint, progress, and a
+worker killed mid-chunk."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from primekit import Client, FactorResult
+
+try:
+    import distributed
+except ImportError:
+    pytest.skip("primekit.dask needs Dask distributed (pip install 'primekit[dask]')", allow_module_level=True)
+
+import primekit.dask as pkdask
+
+from conftest import GUARD
+
+MERSENNE_61 = 2**61 - 1
+MERSENNE_89 = 2**89 - 1
+# A factor job of about a second on an idle machine (every divisor up to 2^33 of an 89-bit prime), cut in two
+# chunks: long enough to pause or kill a chunk midway; it ends with a probable-prime cofactor.
+LONG_BOUND = 2**33
+
+
+def _cluster(executable: str) -> tuple[Any, Any]:
+    os.environ["PRIMEKIT_BIN"] = executable  # the worker processes inherit it and find their bridge with it
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    return cluster, distributed.Client(cluster)
+
+
+@pytest.fixture(scope="module")
+def dask_client(executable: str) -> Iterator[Any]:
+    cluster, client = _cluster(executable)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def local(executable: str) -> Iterator[Client]:
+    with Client(executable) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def long_result(local: Client) -> FactorResult:
+    return local.factor(MERSENNE_89, bound=LONG_BOUND)
+
+
+@pytest.mark.parametrize(("n", "bound"), [
+    (2**10 * 3**5 * 5**3 * 7**2 * 11 * 13 * 17 * 19 * 23, None),            # small, many factors
+    (MERSENNE_89 * MERSENNE_61 * 1000003 * 999983 * 104729, 10**7),           # 64 digits, composite cofactor
+    (MERSENNE_89 * 1000003 * 999983 * 104729, 10**7),                       # 46 digits, probable-prime cofactor
+    (1000000007, None),                                                       # a prime, proven by the range
+    (MERSENNE_89, 10**6),                                                     # a probable prime
+    (2, None),
+    (3 * 2**70, None),
+])
+def test_factor_equals_local(dask_client: Any, local: Client, n: int, bound: int | None) -> None:
+    assert pkdask.factor(n, bound=bound, chunks=6, client=dask_client) == local.factor(n, bound=bound)
+
+
+def test_early_stop_cancels_the_remaining_chunks(dask_client: Any, local: Client) -> None:
+    n = 2**3 * 3**2 * 5 * 7 * 11 * 13 * MERSENNE_61  # the first chunk finds everything (M61 by BPSW, < 2^64)
+    job = pkdask.submit(n, chunks=40, client=dask_client)
+    assert job.result(GUARD) == local.factor(n)
+    chunks = job.chunks
+    started = {event["index"] for _, event in dask_client.get_events(job.topic) if event.get("event") == "started"}
+    assert chunks[0]["state"] == "done"
+    assert len(started) < 10
+    assert sum(chunk["state"] == "cancelled" for chunk in chunks) > 30
+    assert job.progress() == 1.0
+
+
+def test_map_candidates_keeps_the_order(dask_client: Any, local: Client) -> None:
+    numbers = range(2, 1500)
+    expected = [local.submit(n, kind="isPrime").result() for n in numbers]
+    assert list(pkdask.map_candidates(numbers, client=dask_client, block_size=100)) == expected
+    expected_factors = [local.factor(n * 1000003) for n in range(2, 200)]
+    got = pkdask.map_candidates((n * 1000003 for n in range(2, 200)), kind="factor", client=dask_client,
+                                block_size=32)
+    assert list(got) == expected_factors
+
+
+def test_map_candidates_reads_lazily(dask_client: Any) -> None:
+    pulled = 0
+
+    def endless() -> Iterator[int]:
+        nonlocal pulled
+        for n in itertools.count(2):
+            pulled += 1
+            yield n
+
+    results = pkdask.map_candidates(endless(), client=dask_client, block_size=10, blocks_in_flight=3)
+    first = list(itertools.islice(results, 25))
+    results.close()  # cancels the blocks still in flight
+    assert [r["candidate"] for r in first] == list(range(2, 27))
+    assert [r["isPrime"] for r in first[:6]] == [True, True, False, True, False, True]
+    assert pulled <= 25 + 3 * 10 + 10  # at most the blocks in flight were read ahead
+
+
+def _early_checkpoint(chunks: list[dict[str, Any]]) -> bool:
+    """A chunk has published a checkpoint and has most of its range still to do."""
+    return any(chunk["checkpointed"] and chunk["progress"] < 0.5 for chunk in chunks)
+
+
+def test_pause_gives_a_checkpoint_that_resumes_elsewhere(dask_client: Any, long_result: FactorResult) -> None:
+    job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
+    assert job.wait_for(_early_checkpoint, GUARD)
+    document = job.pause(GUARD)
+    assert job.checkpoint == document and not job.done()
+    parsed = json.loads(document)
+    assert parsed["format"] == pkdask.CHECKPOINT_FORMAT and int(parsed["candidate"]) == MERSENNE_89
+    assert [(int(c["from"]), int(c["bound"])) for c in parsed["chunks"]] == [(c["from"], c["bound"])
+                                                                             for c in job.chunks]
+    stopped = [c for c in parsed["chunks"] if c["state"] == "stopped"]
+    assert stopped and any(c["checkpoint"] for c in stopped)
+    assert job.cancel()  # the paused job is dropped; the document alone goes on
+    resumed = pkdask.resume(document, client=dask_client)
+    assert resumed.result(GUARD) == long_result
+    assert any(run["resumed"] for chunk in resumed.chunks for run in chunk["runs"])
+
+
+def test_pause_and_resume_the_same_job(dask_client: Any, long_result: FactorResult) -> None:
+    job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
+    assert job.wait_for(_early_checkpoint, GUARD)
+    job.pause(GUARD)
+    assert all(chunk["state"] in ("done", "paused") for chunk in job.chunks)
+    job.resume()
+    assert job.result(GUARD) == long_result
+
+
+def test_progress_increases_to_one(dask_client: Any, local: Client) -> None:
+    fractions: list[float] = []
+    n = MERSENNE_89 * 1000003
+    result = pkdask.factor(n, bound=2**32, chunks=4, client=dask_client, on_progress=fractions.append)
+    assert result == local.factor(n, bound=2**32)
+    assert len(fractions) >= 2 and fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert all(0 < f <= 1 for f in fractions)
+
+
+def test_a_killed_worker_loses_only_the_work_since_its_checkpoint(executable: str,
+                                                                   long_result: FactorResult) -> None:
+    cluster, client = _cluster(executable)
+    try:
+        pids: dict[str, int] = client.run(os.getpid)
+        job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=client, checkpoint_interval=0.2)
+        assert job.wait_for(lambda chunks: _early_checkpoint([c for c in chunks if c["runs"]]), GUARD)
+        victim = next(c for c in job.chunks if c["checkpointed"] and c["progress"] < 0.5 and c["runs"])
+        worker = victim["runs"][-1]["worker"]
+        assert pids[worker] == victim["runs"][-1]["pid"]
+        os.kill(pids[worker], signal.SIGKILL)
+        assert job.result(2 * GUARD) == long_result
+        chunk = job.chunks[victim["index"]]
+        assert chunk["resumed"]  # the run that finished it started from the checkpoint the killed run published
+        assert len(chunk["runs"]) >= 2 and chunk["runs"][-1]["resumed"] and chunk["runs"][-1]["pid"] != pids[worker]
+    finally:
+        client.close()
+        cluster.close()
