@@ -372,9 +372,10 @@ static int validate(pk_job *job)
 {
     if (mpz_cmp_ui(job->n, 2) < 0 || mpz_sgn(job->cof) <= 0)
         return PK_E_CHECKPOINT_STATE;
-    if (job->from < 2 || job->from > job->bound || job->bound > PK_BOUND_MAX)
+    /* from 2 with bound 1 is the default range of 2 and 3 (√n < 2): empty, and the job is done at once. */
+    if (job->from < 2 || job->bound > PK_BOUND_MAX || (job->from > job->bound && job->from > 2))
         return PK_E_CHECKPOINT_STATE;
-    if (job->next < job->from || job->next > job->bound + 1)
+    if (job->next < job->from || job->next > job->bound + 1 + (job->from > job->bound))
         return PK_E_CHECKPOINT_STATE;
     if (job->done && (job->cof_status == PK_COFACTOR_ONE) != (mpz_cmp_ui(job->cof, 1) == 0))
         return PK_E_CHECKPOINT_STATE;
