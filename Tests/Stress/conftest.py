@@ -24,7 +24,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bindings" / "python" / "src"))
-sys.set_int_max_str_digits(0)
 
 # Numbers above this many digits are never turned into Python ints by these helpers.
 PIECE = 4000
