@@ -33,7 +33,7 @@ LONG_BOUND = 2**33
 
 def _cluster(executable: str) -> tuple[Any, Any]:
     os.environ["PRIMEKIT_BIN"] = executable  # the worker processes inherit it and find their bridge with it
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     return cluster, distributed.Client(cluster)
 
 

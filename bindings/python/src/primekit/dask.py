@@ -282,7 +282,7 @@ class DistributedJob:
     def futures(self) -> list[Any]:
         """The Dask futures of the chunks still running in the current run (e.g. for ``distributed.progress``)."""
         with self._cond:
-            return [chunk.future for chunk in self._chunks if chunk.future is not None]
+            return [chunk.future for chunk in self._chunks if chunk.future is not None and chunk.state == "pending"]
 
     @property
     def chunks(self) -> list[dict[str, Any]]:
