@@ -53,6 +53,9 @@ _DEFAULT_BOUND_CAP = 2**32
 # for at most this long, then looks: bounded polling, never a sleep.
 _TICK = 0.2
 
+# A chunk spends at most about 1/this of its time taking and storing checkpoints (see _run_chunk).
+_CHECKPOINT_COST_FACTOR = 20
+
 # How long a task waits for one of its job's variables: they are set before the task is submitted, so only a
 # job that has ended (and freed them) makes a task wait this long.
 _VARIABLE_TIMEOUT = 10.0
@@ -139,7 +142,7 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
     worker.log_event(topic, {**base, "event": "started", "resumed": checkpoint is not None})
 
     interval: float = spec["checkpoint_interval"]
-    last_checkpoint = time.monotonic()
+    next_checkpoint = time.monotonic() + interval
     while True:
         try:
             result = cast(FactorResult, job.result(timeout=_TICK))
@@ -153,14 +156,18 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
             if job.cancel():  # stops the bridge job where it is; its checkpoint says where
                 return stopped(order, job.checkpoint)
             continue  # it ended meanwhile: take its result
-        due = time.monotonic() - last_checkpoint >= interval
+        asked = time.monotonic()
+        due = asked >= next_checkpoint
         try:
             status = bridge.request("job/status", {"jobId": job.job_id, "checkpoint": due})
         except Exception:  # the job ended between the two looks: its result comes next
             continue
         if due and status.get("checkpoint") and _read(control, "cancel") == "run":
             saved.set(status["checkpoint"])
-            last_checkpoint = time.monotonic()
+            # A checkpoint holds the candidate: for a long one, taking and storing it costs time. The next one
+            # comes after the interval, or after 20 times what this one cost (at most 5 % of the chunk's time).
+            now = time.monotonic()
+            next_checkpoint = now + max(interval, _CHECKPOINT_COST_FACTOR * (now - asked))
         worker.log_event(topic, {**base, "event": "progress", "progress": status.get("progress", 0),
                                  "checkpointed": bool(due and status.get("checkpoint"))})
     return {**base, "state": "done", "factors": _factor_list(result), "resumed": checkpoint is not None}
@@ -612,7 +619,8 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
         chunk_size: how many divisors each covers.
         client: a ``dask.distributed.Client`` (default: the current default client).
         on_progress: called with the fraction done (0-1, increasing, 1.0 at the end) from a background thread.
-        checkpoint_interval: how often (seconds) a running chunk publishes its checkpoint.
+        checkpoint_interval: how often (seconds) a running chunk publishes its checkpoint, at least; a chunk whose
+            checkpoints are slow to take (long candidates) waits 20 times as long as the last one took.
         executable, serve_args: the ``primekit`` executable on the workers (default: their ``PRIMEKIT_BIN``, …)
             and extra ``primekit serve`` arguments (e.g. ``["--workers", "1"]``), used when a worker's bridge
             starts.
