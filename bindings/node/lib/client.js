@@ -2,13 +2,17 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { BridgeExitedError, ClientClosedError, PrimeKitError } from './errors.js';
-import { Job, kAborted, kFail, kFinish, kProgress, kRespond, kStopped } from './job.js';
+import { Job, kAborted, kAccept, kFail, kFinish, kProgress, kRespond, kStopped } from './job.js';
 import { findExecutable } from './locate.js';
 
 const PROTOCOL_VERSION = 1;
 const STDERR_LINES = 20;
+/** Output is written once per tick, or as soon as this much of it waits. */
+const FLUSH_BYTES = 1 << 16;
 const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
 const constructing = Symbol('primekit.constructing');
+/** A job/submit acknowledgement exactly as the server writes it: id, jobId, state. */
+const SUBMIT_ACK = /^\{"jsonrpc":"2\.0","id":(\d{1,15}),"result":\{"jobId":"(j\d+)","state":"([a-z]+)"\}\}$/;
 
 /** A plain request waiting for its response. */
 class Call {
@@ -48,6 +52,10 @@ class Run {
     }
     this.id = message.result.jobId;
     return true;
+  }
+
+  [kAccept](jobId) {
+    this.id = jobId;
   }
 
   [kProgress]() {}
@@ -285,6 +293,21 @@ export class Client extends EventEmitter {
   // --- internals ------------------------------------------------------------------------------------------------
 
   #run(kind, n, options) {
+    if (options === undefined) {
+      let candidate;
+      try {
+        candidate = toDecimal(n, 'candidate');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (typeof candidate === 'string') {
+        if (this.#gone !== null) return Promise.reject(this.#gone);
+        if (this.#closing) return Promise.reject(new ClientClosedError());
+        return new Promise((resolve, reject) => {
+          this.#sendRun(kind, candidate, new Run(resolve, reject));
+        });
+      }
+    }
     let params;
     try {
       params = { kind, candidate: toDecimal(n, 'candidate') };
@@ -357,6 +380,15 @@ export class Client extends EventEmitter {
     this.#send('job/submit', params, job);
   }
 
+  /** The common case of isPrime()/factor(), written without a params object. */
+  #sendRun(kind, candidate, run) {
+    const id = this.#nextId++;
+    this.#requests.set(id, run);
+    this.#write(`{"jsonrpc":"2.0","id":${id},"method":"job/submit","params":{"kind":"${kind}","candidate":${
+      JSON.stringify(candidate)}}}\n`);
+    if (!this.#referenced) this.#updateReference();
+  }
+
   #line(id, method, params) {
     let line = id === undefined ? '{"jsonrpc":"2.0","method":' : `{"jsonrpc":"2.0","id":${id},"method":`;
     line += JSON.stringify(method);
@@ -374,18 +406,24 @@ export class Client extends EventEmitter {
   /** Lines written in one tick go out in one write(). */
   #write(line) {
     this.#output += line;
-    if (!this.#flushQueued) {
+    if (this.#output.length >= FLUSH_BYTES) {
+      this.#flush();  // a long burst goes out in large pieces rather than as one string held until the tick ends
+    } else if (!this.#flushQueued) {
       this.#flushQueued = true;
-      process.nextTick(this.#flush);
+      process.nextTick(this.#onTick);
     }
   }
 
-  #flush = () => {
+  #onTick = () => {
     this.#flushQueued = false;
+    this.#flush();
+  };
+
+  #flush() {
     const output = this.#output;
     this.#output = '';
     if (output.length > 0 && this.#child.stdin.writable) this.#child.stdin.write(output);
-  };
+  }
 
   #onData = (chunk) => {
     let text = chunk;
@@ -410,6 +448,13 @@ export class Client extends EventEmitter {
   };
 
   #onLine(line) {
+    // Most lines of a busy client are job/submit acknowledgements; the server writes them in exactly this form, so
+    // they are read without building objects. Anything else (or any variation) goes through JSON.parse.
+    const ack = SUBMIT_ACK.exec(line);
+    if (ack !== null) {
+      this.#onAck(Number(ack[1]), ack[2], ack[3]);
+      return;
+    }
     let message;
     try {
       message = JSON.parse(line);
@@ -423,6 +468,18 @@ export class Client extends EventEmitter {
     }
     if (message.method !== undefined) this.#onNotification(message.method, message.params);
     else this.#onResponse(message);
+  }
+
+  #onAck(id, jobId, state) {
+    const entry = this.#requests.get(id);
+    if (entry === undefined) return;
+    this.#requests.delete(id);
+    if (entry[kAccept] === undefined) {
+      entry[kRespond]({ jsonrpc: '2.0', id, result: { jobId, state } });  // a raw request('job/submit')
+      return;
+    }
+    entry[kAccept](jobId, state);
+    this.#jobs.set(jobId, entry);  // registered before the next line: its notifications may follow in this chunk
   }
 
   #onResponse(message) {

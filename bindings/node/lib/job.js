@@ -9,6 +9,7 @@ export const kProgress = Symbol('primekit.progress');
 export const kFinish = Symbol('primekit.finish');
 export const kStopped = Symbol('primekit.stopped');
 export const kAborted = Symbol('primekit.aborted');
+export const kAccept = Symbol('primekit.accept');
 
 const noop = () => {};
 /** Progress notifications an iterator keeps while its reader is behind (the oldest are dropped first). */
@@ -163,13 +164,17 @@ export class Job extends EventEmitter {
       this.#end(error);
       return false;
     }
-    const { jobId, state } = message.result;
+    this[kAccept](message.result.jobId, message.result.state);
+    return true;
+  }
+
+  /** The server accepted the job under this id. */
+  [kAccept](jobId, state) {
     this.id = jobId;
     this.state = state;
     this.#accepted?.resolve(jobId);
     if (this.listenerCount('accepted') > 0) this.emit('accepted', jobId);
     if (this.#cancelWhenAccepted) this.#sendCancel();
-    return true;
   }
 
   [kProgress](params) {

@@ -117,6 +117,24 @@ test('request() is the raw JSON-RPC call; errors become PrimeKitError', async ()
   assert.equal(missing.code, 1001);
 });
 
+test('a raw job/submit resolves with the server\'s answer; its job is not tracked, its notifications still seen', async () => {
+  const finished = new Promise((resolve) => {
+    const listener = (method, params) => {
+      if (method === 'job/finished' && params.result?.candidate === '1000000007') {
+        client.off('notification', listener);
+        resolve(params);
+      }
+    };
+    client.on('notification', listener);
+  });
+  const answer = await client.request('job/submit', { kind: 'isPrime', candidate: '1000000007' });
+  assert.deepEqual(Object.keys(answer).sort(), ['jobId', 'state']);
+  assert.match(answer.jobId, /^j\d+$/);
+  const params = await within(finished, 10_000, 'job/finished of the raw submission');
+  assert.equal(params.jobId, answer.jobId);
+  assert.equal(params.result.isPrime, true);
+});
+
 test('engine events arrive as `engine/event` after plugin/subscribe', async () => {
   assert.deepEqual(await client.subscribe(['lifecycle']), { streams: ['lifecycle'] });
   // engine/event is not ordered with the responses, so events are collected from before the requests that cause them.
