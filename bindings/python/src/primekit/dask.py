@@ -53,6 +53,9 @@ _DEFAULT_BOUND_CAP = 2**32
 # for at most this long, then looks: bounded polling, never a sleep.
 _TICK = 0.2
 
+# How many times a chunk that stopped without being asked to is submitted again.
+_MAX_RESTARTS = 3
+
 # A chunk spends at most about 1/this of its time taking and storing checkpoints (see _run_chunk).
 _CHECKPOINT_COST_FACTOR = 20
 
@@ -149,8 +152,10 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
             break
         except FutureTimeoutError:
             pass
-        except CancelledError:
-            return stopped("cancel", job.checkpoint)
+        except CancelledError:  # not by this task: e.g. a queue/reset on the bridge
+            if job.checkpoint is not None:
+                saved.set(job.checkpoint)
+            raise RuntimeError(f"the bridge job of chunk {index} was cancelled on {worker.address}") from None
         order = _read(control, "cancel")
         if order != "run":
             if job.cancel():  # stops the bridge job where it is; its checkpoint says where
@@ -208,6 +213,8 @@ class _Chunk:
     future: Any = None
     runs: list[dict[str, Any]] = field(default_factory=list)  # one per start: pid, worker, resumed
     checkpointed: bool = False
+    submissions: int = 0
+    restarts: int = 0
     resumed: bool = False  # the run that finished it started from a checkpoint
 
     def info(self) -> dict[str, Any]:
@@ -368,18 +375,21 @@ class DistributedJob:
     def _start_run(self) -> None:
         self._run = f"{self._token}-{uuid.uuid4().hex[:8]}"
         Variable(_control_name(self._run), client=self._client).set("run")
-        total = len(self._chunks)
         for chunk in self._chunks:
-            if chunk.state == "done":
-                continue
-            chunk.state = "pending"
-            spec = {"job": self._token, "run": self._run, "index": chunk.index, "from": str(chunk.start),
-                    "bound": str(chunk.stop), "checkpoint_interval": self._interval,
-                    "executable": self._executable, "serve_args": self._serve_args}
-            future = self._client.submit(_run_chunk, spec, key=f"primekit-chunk-{self._run}-"
-                                         f"{chunk.index}", priority=total - chunk.index, retries=2, pure=False)
-            chunk.future = future
-            future.add_done_callback(lambda f, i=chunk.index, run=self._run: self._events.put(("done", (i, run, f))))
+            if chunk.state != "done":
+                self._submit_chunk(chunk)
+
+    def _submit_chunk(self, chunk: _Chunk) -> None:
+        chunk.state = "pending"
+        spec = {"job": self._token, "run": self._run, "index": chunk.index, "from": str(chunk.start),
+                "bound": str(chunk.stop), "checkpoint_interval": self._interval, "executable": self._executable,
+                "serve_args": self._serve_args}
+        chunk.submissions += 1
+        future = self._client.submit(_run_chunk, spec, key=f"primekit-chunk-{self._run}-{chunk.index}-"
+                                     f"{chunk.submissions}", priority=len(self._chunks) - chunk.index, retries=2,
+                                     pure=False)
+        chunk.future = future
+        future.add_done_callback(lambda f, i=chunk.index, run=self._run: self._events.put(("done", (i, run, f))))
 
     def _on_event(self, event: tuple[float, Any]) -> None:
         self._events.put(("event", event[1]))
@@ -436,9 +446,18 @@ class DistributedJob:
             chunk.resumed = bool(outcome.get("resumed"))
             self._merge(outcome["factors"])
             self._check_finished()
-        else:
+        elif self._paused:
             chunk.state = outcome["state"]
             chunk.checkpoint = outcome.get("checkpoint") or chunk.checkpoint
+        elif chunk.restarts < _MAX_RESTARTS:
+            # It stopped although nobody asked (it could not read its control variable in time): again, from
+            # its checkpoint.
+            chunk.restarts += 1
+            self._submit_chunk(chunk)
+        else:
+            self._stop_chunks()
+            self._future.set_exception(RuntimeError(f"chunk {index} stopped unasked {chunk.restarts + 1} times"))
+            self._finish()
 
     def _idle(self) -> bool:
         return self._future.done() or all(chunk.state != "pending" for chunk in self._chunks)
