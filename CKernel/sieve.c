@@ -74,9 +74,11 @@ static uint64_t first_multiple(uint64_t p, uint64_t lo)
     uint64_t start = p * p;
     if (start < lo) {
         uint64_t rem = lo % p;
-        start = rem ? lo + (p - rem) : lo;
-        if (!(start & 1))
-            start += p;
+        /* Near 2^64 the next multiple may not exist: PK_U64_MAX then stands for "none". */
+        if (__builtin_add_overflow(lo, rem ? p - rem : 0, &start))
+            return PK_U64_MAX;
+        if (!(start & 1) && __builtin_add_overflow(start, p, &start))
+            return PK_U64_MAX;
     }
     return start;
 }
@@ -117,8 +119,11 @@ long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out)
         uint64_t m = s->next_mult[i];
         if (p * p > top)
             break; /* no multiple here; next_mult (>= p*p) stays valid */
-        for (; m < end; m += 2 * p)
+        while (m < end) {
             s->seg[(m - even_lo) / 2] = 1;
+            if (__builtin_add_overflow(m, 2 * p, &m))
+                m = PK_U64_MAX; /* no further multiple below 2^64 */
+        }
         s->next_mult[i] = m;
     }
     for (size_t i = 0; i < slots; i++) {

@@ -90,7 +90,10 @@ static int ensure_primes_buffer(pk_job *job)
 /* End of the segment holding lo: segments are aligned to PK_SIEVE_SPAN. */
 static uint64_t segment_end(const pk_job *job, uint64_t lo)
 {
-    uint64_t end = (lo / PK_SIEVE_SPAN + 1) * PK_SIEVE_SPAN;
+    uint64_t k = lo / PK_SIEVE_SPAN + 1;
+    if (k > PK_U64_MAX / PK_SIEVE_SPAN) /* the last segment below 2^64: its end would wrap to 0 */
+        return job->eff_bound + 1;
+    uint64_t end = k * PK_SIEVE_SPAN;
     return end > job->eff_bound ? job->eff_bound + 1 : end;
 }
 
