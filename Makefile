@@ -5,6 +5,7 @@
 #   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
+#   make stress  huge numbers, load, storms, SIGKILL at random moments, full disks (make test runs a short part)
 #   make fuzz    the libFuzzer harnesses (kernel parser and checkpoints, JSON, bridge), FUZZ_SECONDS each
 #   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
 
@@ -12,7 +13,7 @@ SHELL := /bin/bash
 DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
-.PHONY: all deps demo test test-c test-swift test-node test-python release-tool test-tsan bench bench-quick \
+.PHONY: all deps demo test test-c test-swift test-node test-python test-stress-quick stress release-tool test-tsan bench bench-quick \
 	bench-bridge fuzz clean
 
 # The bindings run the release build of the tool (what users run).
@@ -37,7 +38,7 @@ deps:
 demo: deps
 	swift run -c release primekit factor $(DEMO_NUMBERS)
 
-test: deps test-c test-swift test-node test-python
+test: deps test-c test-swift test-node test-python test-stress-quick
 
 test-c:
 	$(MAKE) -C bindings/c test
@@ -55,6 +56,14 @@ test-node: release-tool
 # Creates bindings/python/.venv when missing (pytest and mypy come from PyPI).
 test-python: release-tool
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash bindings/python/test.sh
+
+# The short, always-on part of the stress suite (after test-python, which creates the virtualenv).
+test-stress-quick: test-python
+	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh
+
+# The whole stress, load and fault suite (about 5 minutes).
+stress: deps release-tool test-python
+	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh --all
 
 # A separate scratch path: sanitized objects never mix with the normal build.
 test-tsan: deps

@@ -19,7 +19,11 @@ extension BridgeServer {
 
     func resetQueue() -> Reply {
         .later { [self] in
-            let cancelled = await engine.queue.reset().sorted()
+            // A job finishing on a worker while the reset runs may succeed after all: list only jobs that ended
+            // cancelled (the others get their job/finished with their result).
+            let cancelled = await engine.queue.reset().sorted().filter { id in
+                registry.withLock { ($0.live[id]?.state ?? $0.finished[id]?.state) ?? .cancelled } == .cancelled
+            }
             return .ok { out in
                 out.key("cancelled")
                 out.array { out in for id in cancelled { out.string(id.description) } }
