@@ -5,7 +5,8 @@
 #   make test-tsan  the threaded C tests and the Swift tests under ThreadSanitizer
 #   make bench   the kernel benchmark table (same-run ratios against plain C peers)
 #   make bench-quick  the same, fewer runs and without the million-digit workload
-#   make stress  huge numbers, load, storms, SIGKILL at random moments, full disks (make test runs a short part)
+#   make stress  huge numbers, load, storms, SIGKILL at random moments, full disks (make test runs a short part),
+#                then the fuzzers, Swift under ASan, C under valgrind
 #   make fuzz    the libFuzzer harnesses (kernel parser and checkpoints, JSON, bridge), FUZZ_SECONDS each
 #   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
 
@@ -61,9 +62,14 @@ test-python: release-tool
 test-stress-quick: test-python
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh
 
-# The whole stress, load and fault suite (about 5 minutes).
+# The whole stress, load and fault suite, the fuzzers for a fixed budget each, the Swift tests under
+# AddressSanitizer and the C tests under valgrind (about 30 minutes on 2 cores).
+STRESS_FUZZ_SECONDS ?= 240
 stress: deps release-tool test-python
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh --all
+	$(MAKE) -C Tests/Fuzz run FUZZ_SECONDS=$(STRESS_FUZZ_SECONDS)
+	swift test --sanitize=address --scratch-path .build-asan
+	$(MAKE) -C bindings/c test-valgrind
 
 # A separate scratch path: sanitized objects never mix with the normal build.
 test-tsan: deps
@@ -87,4 +93,4 @@ fuzz: deps
 clean:
 	$(MAKE) -C Tests/Fuzz clean
 	$(MAKE) -C bindings/c clean
-	rm -rf .build .build-tsan bindings/python/.venv
+	rm -rf .build .build-tsan .build-asan bindings/python/.venv
