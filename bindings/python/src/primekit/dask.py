@@ -625,6 +625,25 @@ def _split(start: int, stop: int, chunks: int) -> list[tuple[int, int]]:
     return [(edges[i], edges[i + 1] - 1) for i in range(chunks)]
 
 
+# The default chunking (measured by bench/dask_chunks.py: docs/scaling.md). A chunk has a fixed cost — the task's
+# dispatch, the bridge's job creation on the candidate, its result and events — of about 0.08 s for 100,000
+# digits and 2.2 s for 1,000,000 (it grows faster than the length), while a bridge with one core covers about
+# 3·10^7 divisors/s at 100,000 digits and 1.2·10^7 at 1,000,000. For the fixed cost to be at most 5 % of a chunk's
+# time, a chunk must span at least 20 · fixed · rate divisors: 5·10^7 and 5·10^8, i.e. about 500 per digit.
+_CHUNKS_PER_THREAD = 4  # for balance between workers, and so that early ranges finish (and stop a job) early
+_MIN_CHUNK_DIVISORS_PER_DIGIT = 500
+_MIN_CHUNK_DIVISORS = 1_000_000  # short candidates: a Dask task's own cost (a few ms) at ~10^8 divisors/s
+
+
+def _default_chunks(width: int, digits: int, threads: int) -> int:
+    """The default number of chunks of a range ``width`` divisors wide: k per worker thread, k = 4 or fewer when
+    the chunks would be smaller than the minimum for the candidate's length, but at least 1 (an idle worker costs
+    more than a chunk's fixed cost). A whole number per thread: every thread gets as many chunks."""
+    threads = max(1, threads)
+    smallest = max(_MIN_CHUNK_DIVISORS, _MIN_CHUNK_DIVISORS_PER_DIGIT * digits)
+    return threads * max(1, min(_CHUNKS_PER_THREAD, width // (smallest * threads)))
+
+
 def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks: int | None = None,
            chunk_size: int | None = None, client: distributed.Client | None = None,
            on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
@@ -634,7 +653,8 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
     Args:
         n: the candidate (at least 2).
         from_, bound: the divisor range, as for :meth:`primekit.Client.factor` (default 2 and √n, at most 2^32).
-        chunks: how many Dask tasks the range is cut into (default: 4 per worker thread); or
+        chunks: how many Dask tasks the range is cut into (default: 4 per worker thread, fewer per thread when a
+            chunk would span less than 500 divisors per digit of ``n`` (and less than 10^6), at least 1); or
         chunk_size: how many divisors each covers.
         client: a ``dask.distributed.Client`` (default: the current default client).
         on_progress: called with the fraction done (0-1, increasing, 1.0 at the end) from a background thread.
@@ -660,7 +680,8 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
     elif chunks is not None:
         count = chunks
     else:
-        count = 4 * max(1, sum(dask_client.nthreads().values()))
+        digits = int(n.bit_length() * 0.30102999566398120) + 1  # n's decimal length, or one more
+        count = _default_chunks(top - start + 1, digits, sum(dask_client.nthreads().values()))
     return DistributedJob(n, start, bound, _split(start, top, count), client=dask_client, on_progress=on_progress,
                           checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args)
 
