@@ -210,7 +210,8 @@ static long range_product(pk_job *job, uint64_t lo, uint64_t hi, mpz_t out)
     if (ensure_primes_buffer(job) != PK_OK)
         return -1;
     long n = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
-    if (n < 0 || ensure_tree(job, (size_t)n / 2 + 2) != PK_OK)
+    /* One word per prime at worst: above 2^32 no two primes share a word. */
+    if (n < 0 || ensure_tree(job, (size_t)n + 1) != PK_OK)
         return -1;
     size_t words = 0;
     for (long i = 0; i < n;) {

@@ -181,6 +181,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(random_65_to_200_bit_planted_factors_match_gmp)        \
     X(carmichael_and_pseudoprime_remainders_are_composite)   \
     X(prime_powers_near_2_32_are_found_with_their_exponent)  \
+    X(gmp_windows_above_2_32_find_planted_primes)            \
     X(numbers_around_2_64_and_2_128_match_gmp)               \
     X(remainder_above_bound_is_composite_prime_or_unknown)   \
     X(progress_never_decreases_and_is_100_when_done)         \

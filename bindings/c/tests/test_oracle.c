@@ -503,3 +503,56 @@ void test_remainder_above_bound_is_composite_prime_or_unknown(void)
     mpz_clear(q);
     mpz_clear(n);
 }
+
+void test_gmp_windows_above_2_32_find_planted_primes(void)
+{
+    pkt_say("checks: a 5000-digit candidate (the GMP window path) with two planted primes just above 2^32, "
+            "searched over [2^32 + 1, 2^32 + 3*10^6] with small budgets: both found with their exponents, "
+            "every factor prime, product x cofactor == n (no two primes share a word above 2^32)");
+    pkt_rng rng;
+    pkt_rng_for(&rng, "above-2-32");
+    mpz_t n, p, q;
+    mpz_init(n);
+    mpz_init(p);
+    mpz_init(q);
+    pkt_rand_bits(&rng, n, 16600);
+    mpz_set_ui(p, (UINT64_C(1) << 32) + pkt_rand_range(&rng, 1, 1000000));
+    mpz_nextprime(p, p);
+    mpz_set_ui(q, (UINT64_C(1) << 32) + pkt_rand_range(&rng, 1000000, 2900000));
+    mpz_nextprime(q, q);
+    mpz_mul(n, n, p);
+    mpz_mul(n, n, q);
+    mpz_mul(n, n, q);
+    char *text = mpz_get_str(NULL, 10, n);
+    char from[32], bound[32];
+    snprintf(from, sizeof from, "%llu", (unsigned long long)((UINT64_C(1) << 32) + 1));
+    snprintf(bound, sizeof bound, "%llu", (unsigned long long)((UINT64_C(1) << 32) + 3000000));
+    pk_options o;
+    pk_options_init(&o);
+    o.from = from;
+    o.bound = bound;
+    pk_job *job = NULL;
+    PKT_CHECK_STATUS(pk_job_create(text, &o, &job), PK_OK, "create");
+    if (job) {
+        PKT_CHECK_STATUS(pkt_run(job, 5000, 1000000), PK_DONE, "run with small budgets");
+        pkt_answer a;
+        pkt_answer_init(&a);
+        PKT_CHECK_STATUS(pkt_answer_read(job, &a), PK_OK, "answer");
+        pkt_check_answer_facts(n, &a, "above 2^32");
+        char *ps = mpz_get_str(NULL, 10, p), *qs = mpz_get_str(NULL, 10, q);
+        int found_p = 0, found_q = 0;
+        for (size_t i = 0; i < a.nfactors; i++) {
+            if (strcmp(a.factors[i], ps) == 0) found_p = a.exponents[i] >= 1;
+            if (strcmp(a.factors[i], qs) == 0) found_q = a.exponents[i] >= 2;
+        }
+        PKT_CHECK(found_p && found_q, "planted %s^1 and %s^2 not both found", ps, qs);
+        free(ps);
+        free(qs);
+        pkt_answer_free(&a);
+        pk_job_destroy(job);
+    }
+    free(text);
+    mpz_clear(q);
+    mpz_clear(p);
+    mpz_clear(n);
+}
