@@ -48,7 +48,9 @@ import Testing
         let progress = batch.progress
         #expect(progress.finished == 1)
         #expect(progress.fractionOfJobs == 0.5)
-        #expect(progress.fractionOfWork < 0.1)
+        // Work-weighted, the batch is far from half done (the big job keeps running meanwhile, so on a loaded
+        // machine it may have done a tenth of its work by the time this reads).
+        #expect(progress.fractionOfWork < 0.25)
         batch.cancel()
         let outcome = await batch.outcome
         #expect(outcome.cancelled == [batch.jobs[1]])
