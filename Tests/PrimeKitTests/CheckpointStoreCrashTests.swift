@@ -115,7 +115,7 @@ struct SeededGenerator: RandomNumberGenerator {
         // An engine stores the jobs without running them.
         var indexByKey: [String: Int] = [:]
         do {
-            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(3600))
+            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60))
             await engine.suspend()
             let jobs = try engine.submit(contentsOf: requests)
             for (index, job) in jobs.enumerated() { indexByKey[try #require(engine.store?.key(for: job.id))] = index }

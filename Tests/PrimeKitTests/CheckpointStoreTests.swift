@@ -76,7 +76,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         let paused: Checkpoint
         let answer: JobResult
         do {
-            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(3600))
+            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
             let long = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero).priority(.high))
@@ -158,7 +158,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Two jobs, each with two generations on disk.
         do {
-            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(3600))
+            let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
             let a = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low).progressInterval(.zero))
@@ -214,14 +214,15 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         let directory = makeStateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let fileSystem = FaultyFileSystem()
-        let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(3600), fileSystem: fileSystem)
+        let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60), fileSystem: fileSystem)
         let probe = Probe("probe", streams: [.errors, .progress])
         engine.add(probe)
         let long = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low).progressInterval(.zero))
         await probe.wait { $0.count(of: .progress) >= 1 }
         await engine.store!.persistNow()
         let before = storedFiles(directory)
-        #expect(before.count == 1)
+        // One generation file, or both when a tick also came (a slow run can outlast the 60 s interval).
+        #expect(before.count == 1 || before.count == 2)
 
         for fault in [FaultyFileSystem.Fault.diskFull, .readOnly] {
             fileSystem.fault = fault
