@@ -15,8 +15,8 @@ final class BridgePlugin: Plugin, @unchecked Sendable {
     private let reference = Mutex(Weak())
 
     var server: BridgeServer? {
-        get { reference.withLock { $0.server } }
-        set { reference.withLock { $0.server = newValue } }
+        get { reference.withLock(anchoredTo: self) { $0.server } }
+        set { reference.withLock(anchoredTo: self) { $0.server = newValue } }
     }
 
     func initialize(engine: Engine, arguments: [String: any Sendable]) -> Bool {
@@ -158,7 +158,7 @@ extension BridgeServer {
             out.member("state", string: WireFormat.name(completion.state))
             out.raw(members)
         }
-        let waiting = registry.withLock { registry in
+        let waiting = registry.withLock(anchoredTo: self) { registry in
             registry.live[id] = nil
             // A succeeded job's handle is not needed any more (a dependency on it is satisfied).
             let keep = completion.state == .succeeded ? nil : job
@@ -179,15 +179,15 @@ extension BridgeServer {
     /// cancelled), before the submitting thread has registered it, so wait for that (a few microseconds).
     private func registeredJob(_ id: JobID) -> Job? {
         let deadline = Date().addingTimeInterval(2)
-        if let job = registry.withLock({ $0.live[id] }) { return job }
+        if let job = registry.withLock(anchoredTo: self, { $0.live[id] }) { return job }
         settled.lock()
-        registry.withLock { $0.settledWaiters += 1 }
+        registry.withLock(anchoredTo: self) { $0.settledWaiters += 1 }
         defer {
-            registry.withLock { $0.settledWaiters -= 1 }
+            registry.withLock(anchoredTo: self) { $0.settledWaiters -= 1 }
             settled.unlock()
         }
         while true {
-            if let job = registry.withLock({ $0.live[id] }) { return job }
+            if let job = registry.withLock(anchoredTo: self, { $0.live[id] }) { return job }
             if !settled.wait(until: deadline) { return nil }
         }
     }

@@ -22,7 +22,7 @@ extension BridgeServer {
             // A job finishing on a worker while the reset runs may succeed after all: list only jobs that ended
             // cancelled (the others get their job/finished with their result).
             let cancelled = await engine.queue.reset().sorted().filter { id in
-                registry.withLock { ($0.live[id]?.state ?? $0.finished[id]?.state) ?? .cancelled } == .cancelled
+                registry.withLock(anchoredTo: self) { ($0.live[id]?.state ?? $0.finished[id]?.state) ?? .cancelled } == .cancelled
             }
             return .ok { out in
                 out.key("cancelled")
@@ -228,10 +228,10 @@ extension BridgeServer {
     // MARK: - Shutdown
 
     func shutdown() -> Reply {
-        registry.withLock { $0.shutDown = true }
+        registry.withLock(anchoredTo: self) { $0.shutDown = true }
         return .later { [self] in
             let checkpoints = await shutDownEngine()
-            registry.withLock { $0.shutdownCompleted = true }
+            registry.withLock(anchoredTo: self) { $0.shutdownCompleted = true }
             return .ok { out in
                 out.key("jobs")
                 out.array { out in
@@ -251,7 +251,7 @@ extension BridgeServer {
     /// down (checkpoints made durable with a state directory). Runs once; later calls wait for the first.
     /// - Returns: The unfinished jobs' checkpoints, by id.
     func shutDownEngine() async -> [(JobID, Checkpoint)] {
-        let task: Task<[(JobID, Checkpoint)], Never> = registry.withLock { registry in
+        let task: Task<[(JobID, Checkpoint)], Never> = registry.withLock(anchoredTo: self) { registry in
             registry.shutDown = true
             if let task = registry.shutdownTask { return task }
             let task = Task { [self] in
@@ -270,12 +270,12 @@ extension BridgeServer {
     func waitUntilSettled(timeout seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         settled.lock()
-        registry.withLock { $0.settledWaiters += 1 }
+        registry.withLock(anchoredTo: self) { $0.settledWaiters += 1 }
         defer {
-            registry.withLock { $0.settledWaiters -= 1 }
+            registry.withLock(anchoredTo: self) { $0.settledWaiters -= 1 }
             settled.unlock()
         }
-        while registry.withLock({ $0.live.values.contains { $0.state.isFinished } }) {
+        while registry.withLock(anchoredTo: self, { $0.live.values.contains { $0.state.isFinished } }) {
             if !settled.wait(until: deadline) { return }
         }
     }

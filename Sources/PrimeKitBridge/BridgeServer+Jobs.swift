@@ -42,7 +42,7 @@ extension BridgeServer {
         }
         // The bridge's own count includes jobs that finished but are not reported yet, so it is an upper bound:
         // the queue's exact count (a lock shared with the workers) is read only near the limit.
-        var active = registry.withLock { $0.live.count }
+        var active = registry.withLock(anchoredTo: self) { $0.live.count }
         if active >= limits.maxActiveJobs { active = engine.queue.counts.unfinished }
         guard active < limits.maxActiveJobs else {
             var data = JSONWriter()
@@ -63,7 +63,7 @@ extension BridgeServer {
         } catch {
             throw RPCError.from(error, field: error.code == .candidateTooLarge ? "candidate" : nil)
         }
-        let waiting = registry.withLock { registry in
+        let waiting = registry.withLock(anchoredTo: self) { registry in
             registry.live[job.id] = job
             return registry.settledWaiters > 0
         }
@@ -121,7 +121,7 @@ extension BridgeServer {
         for element in elements {
             let id = try Params.jobID(element, field: "dependsOn")
             enum Found { case job(Job), succeeded, failedEarlier, unknown }
-            let found: Found = registry.withLock { registry in
+            let found: Found = registry.withLock(anchoredTo: self) { registry in
                 if let job = registry.live[id] ?? registry.finished[id]?.job { return .job(job) }
                 if registry.finished[id]?.state == .succeeded { return .succeeded }
                 if let stored = registry.previous[id] {
@@ -144,7 +144,7 @@ extension BridgeServer {
     /// The unfinished job with the `jobId` of `params`, or the right error.
     private func liveJob(_ params: Params, for action: String) throws(RPCError) -> Job {
         let id = try params.jobID()
-        let (live, finished) = registry.withLock { registry -> (Job?, JobState?) in
+        let (live, finished) = registry.withLock(anchoredTo: self) { registry -> (Job?, JobState?) in
             (registry.live[id], registry.finished[id]?.state ?? registry.previous[id].map(Self.state(of:)))
         }
         if let live { return live }
@@ -195,12 +195,12 @@ extension BridgeServer {
 
     func cancel(_ params: Params) throws(RPCError) -> Reply {
         let id = try params.jobID()
-        let (live, finished) = registry.withLock { ($0.live[id], $0.finished[id]) }
+        let (live, finished) = registry.withLock(anchoredTo: self) { ($0.live[id], $0.finished[id]) }
         if let finished, finished.state != .cancelled {
             throw RPCError.invalidState(id, finished.state, "a finished job cannot be cancelled")
         }
         guard let job = live ?? finished?.job else {
-            if let previous = registry.withLock({ $0.previous[id] }) {
+            if let previous = registry.withLock(anchoredTo: self, { $0.previous[id] }) {
                 throw RPCError.invalidState(id, Self.state(of: previous), "a finished job cannot be cancelled")
             }
             throw RPCError.jobNotFound(id.description)
@@ -226,7 +226,7 @@ extension BridgeServer {
     func status(_ params: Params) throws(RPCError) -> Reply {
         let id = try params.jobID()
         let wantsCheckpoint = try params.bool("checkpoint") ?? false
-        let (live, finished, previous) = registry.withLock { ($0.live[id], $0.finished[id], $0.previous[id]) }
+        let (live, finished, previous) = registry.withLock(anchoredTo: self) { ($0.live[id], $0.finished[id], $0.previous[id]) }
         if let finished {
             return .now(.ok { out in
                 out.member("jobId", string: id.description)
@@ -293,7 +293,7 @@ extension BridgeServer {
             wanted = states
         }
         struct Row { let id: JobID; let kind: JobKind; let state: JobState; let progress: Double }
-        var rows = registry.withLock { registry in
+        var rows = registry.withLock(anchoredTo: self) { registry in
             var rows: [Row] = []
             for (id, job) in registry.live {
                 rows.append(Row(id: id, kind: job.kind, state: job.state, progress: job.progress.percent))

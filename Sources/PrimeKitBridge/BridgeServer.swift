@@ -81,7 +81,7 @@ public final class BridgeServer: Sendable {
         plugin.server = self
         let recovered = engine.recoveredJobs.map(\.job)
         let previous = engine.store?.unreadResults ?? []
-        registry.withLock { registry in
+        registry.withLock(anchoredTo: self) { registry in
             for job in recovered { registry.live[job.id] = job }
             for result in previous { registry.previous[result.jobID] = result }
         }
@@ -314,7 +314,7 @@ public final class BridgeServer: Sendable {
 
     private func dispatch(_ method: String, _ params: Params, isNotification: Bool) throws(RPCError) -> Reply {
         if method == "exit" { return exitRequested() }
-        if registry.withLock({ $0.shutDown }) {
+        if registry.withLock(anchoredTo: self, { $0.shutDown }) {
             throw RPCError(code: RPCError.shuttingDown, message: "the server is shutting down; only exit is accepted")
         }
         switch method {
@@ -392,7 +392,7 @@ public final class BridgeServer: Sendable {
     /// `exit`: ends the process, 0 after `shutdown`, else 1 (checkpointing first when it was not shut down).
     private func exitRequested() -> Reply {
         .later { [self] in
-            let clean = registry.withLock { $0.shutdownCompleted }
+            let clean = registry.withLock(anchoredTo: self) { $0.shutdownCompleted }
             await finish(status: clean ? 0 : 1)
             return .ok { _ in }
         }
@@ -401,13 +401,13 @@ public final class BridgeServer: Sendable {
     /// Shuts the engine down if that has not happened, drains the output and reports the exit status once.
     func finish(status: Int32) async {
         _ = await shutDownEngine()
-        let first = registry.withLock { registry in
+        let first = registry.withLock(anchoredTo: self) { registry in
             defer { registry.exited = true }
             return !registry.exited
         }
         guard first else { return }
         outbox.close()
-        let handler = exitHandler.withLock { handler in
+        let handler = exitHandler.withLock(anchoredTo: self) { handler in
             defer { handler = nil }
             return handler
         }
@@ -415,7 +415,7 @@ public final class BridgeServer: Sendable {
     }
 
     /// Whether `exit` (or the end of input) ended the session.
-    public var hasExited: Bool { registry.withLock { $0.exited } }
+    public var hasExited: Bool { registry.withLock(anchoredTo: self) { $0.exited } }
 }
 
 extension JSONValue {
