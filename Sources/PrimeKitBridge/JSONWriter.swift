@@ -70,21 +70,20 @@ public struct JSONWriter: Sendable {
 
     /// Writes an object whose members `body` writes.
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
-        comma()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma = false
-        body(&self)
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
+        enclosed(UInt8(ascii: "{"), UInt8(ascii: "}"), body)
     }
 
     /// Writes an array whose elements `body` writes.
     public mutating func array(_ body: (inout JSONWriter) -> Void) {
+        enclosed(UInt8(ascii: "["), UInt8(ascii: "]"), body)
+    }
+
+    private mutating func enclosed(_ open: UInt8, _ close: UInt8, _ body: (inout JSONWriter) -> Void) {
         comma()
-        bytes.append(UInt8(ascii: "["))
+        bytes.append(open)
         needsComma = false
         body(&self)
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(close)
         needsComma = true
     }
 
