@@ -142,7 +142,7 @@ def fairness(count: int, digits: int, bound: int, seed: int, seconds: float) -> 
 
 
 def test_fair_progress_short(seed: int) -> None:
-    fairness(10, 20_000, 10**7, seed, 45)
+    fairness(10, 20_000, 10**8, seed, 60)
 
 
 @pytest.mark.stress
