@@ -56,10 +56,12 @@ final class ActiveBlockQueue: Sendable {
 
     /// Drops every pending block and runs its cancel handler.
     func cancelPending(close: Bool = false) {
-        let dropped = state.withLock(anchoredTo: self) { state -> [Block] in
+        // The deque itself is handed over: converting an empty one to an Array writes the shared empty-array
+        // storage, which ThreadSanitizer reports as a race between two queues doing so at once.
+        let dropped = state.withLock(anchoredTo: self) { state -> Deque<Block> in
             if close { state.closed = true }
-            defer { state.blocks.removeAll() }
-            return Array(state.blocks)
+            defer { state.blocks = [] }
+            return state.blocks
         }
         for block in dropped { block.cancel?() }
         let waiters = state.withLock(anchoredTo: self) { state -> [CheckedContinuation<Void, Never>] in
