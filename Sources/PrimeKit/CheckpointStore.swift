@@ -119,10 +119,10 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
 
     /// Called by the engine on the thread that finished the job, before anyone awaiting its result resumes (so
     /// ``persistNow()`` after `await job.result` includes it). Only queues it for the store thread.
-    func jobFinished(_ completion: JobCompletion) {
+    func jobsFinished(_ completions: [JobCompletion]) {
         condition.withLock {
-            state.completions.append(completion)
-            state.completionsQueued += 1
+            state.completions += completions
+            state.completionsQueued += UInt64(completions.count)
             condition.signal()
         }
     }

@@ -2,14 +2,44 @@
 /// and run after the locks are released, so user code never runs under an engine lock.
 struct Effects: Sendable {
     private var actions: [@Sendable () -> Void] = []
+    /// What the queue's tap gets from this trip into the lock: one call for all of it.
+    private var tap: QueueTap?
+    private var finished: [(Job, JobOutcome)] = []
+    private var progress: [JobProgress] = []
 
     mutating func add(_ action: @escaping @Sendable () -> Void) {
         actions.append(action)
     }
 
-    var isEmpty: Bool { actions.isEmpty }
+    mutating func tap(_ tap: QueueTap, finished job: Job, _ outcome: JobOutcome) {
+        self.tap = tap
+        finished.append((job, outcome))
+    }
 
+    mutating func tap(_ tap: QueueTap, progress snapshot: JobProgress) {
+        self.tap = tap
+        progress.append(snapshot)
+    }
+
+    var isEmpty: Bool { actions.isEmpty && tap == nil }
+
+    /// The tap first, so it has seen a job's end before anyone awaiting that job resumes.
     func run() {
+        tap?.receive(finished: finished, progress: progress)
         for action in actions { action() }
+    }
+}
+
+/// A queue-wide observer (the engine's): every job's end, and progress snapshots while ``SchedulerState/tapProgress``
+/// is set, in batches — one call per trip a worker or caller makes into the queue's lock, after the lock is released.
+final class QueueTap: Sendable {
+    private let handler: @Sendable (_ finished: [(Job, JobOutcome)], _ progress: [JobProgress]) -> Void
+
+    init(_ handler: @escaping @Sendable (_ finished: [(Job, JobOutcome)], _ progress: [JobProgress]) -> Void) {
+        self.handler = handler
+    }
+
+    func receive(finished: [(Job, JobOutcome)], progress: [JobProgress]) {
+        handler(finished, progress)
     }
 }

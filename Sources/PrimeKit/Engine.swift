@@ -43,8 +43,8 @@ public final class Engine: Sendable {
         var shutDown = false
     }
 
-    /// The queue the engine runs jobs on. Jobs submitted to it directly are not seen by plugins; submit through
-    /// the engine.
+    /// The queue the engine runs jobs on. Plugins see the progress and ends of every job in it; submit through the
+    /// engine for the digit limit, the engine's progress interval, lifecycle events and the store.
     public let queue: JobQueue
     /// Negotiated settings: request, override, then ``applySettings()``.
     public let settings: SettingsNegotiator
@@ -61,6 +61,8 @@ public final class Engine: Sendable {
     private let registry = Mutex(Registry())
     /// The subscriptions as an immutable array, replaced on every change: what the hot path reads.
     private let published = SubscriberList()
+    /// Serialises ``refreshTap()``, so the tap installed last reflects the subscriptions changed last.
+    private let tapRefresh = Mutex(())
 
     /// Starts an engine: creates the queue and, with a state directory, the checkpoint store, which recovers every
     /// unfinished job (paused, unless ``Options/resumeRecoveredJobs``) and every unread result.
@@ -129,10 +131,9 @@ public final class Engine: Sendable {
         store.adoptResults(recovery.results)
         recoveredJobs = recovered
         startupErrors = errors
-        for item in recovered {
-            // Progress too: plugins added later (a bridge) report the recovered jobs when they resume.
-            attach(item.job, progress: true)
-            if !options.resumeRecoveredJobs { _ = try? await item.job.pause() }
+        refreshTap()  // before the queue resumes: the store hears of every recovered job's end
+        if !options.resumeRecoveredJobs {
+            for item in recovered { _ = try? await item.job.pause() }
         }
         queue.resume()
         for error in errors { report(error) }
@@ -199,40 +200,53 @@ public final class Engine: Sendable {
         let subscribers = published.current
         if subscribers.contains(where: { $0.mask.contains(.lifecycle) }) {
             let events = jobs.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
-            for subscriber in subscribers { subscriber.offer(contentsOf: events) }
+            for subscriber in subscribers { subscriber.offer(lifecycle: events) }
         }
-        var wanted = Streams.none
-        for subscriber in subscribers { wanted.formUnion(subscriber.mask) }
-        let progress = wanted.contains(.progress)
-        let completion = store != nil || !wanted.isDisjoint(with: [.results, .errors])
-        guard progress || completion else { return }  // nobody listens: the job runs as on the bare queue
-        for job in jobs { attach(job, progress: progress) }
     }
 
-    /// Routes one job's completion (and, when a subscriber wanted progress at submission, its progress) to the
-    /// subscribers, through one internal observer: its calls run before anyone awaiting the result resumes.
-    private func attach(_ job: Job, progress: Bool) {
+    // MARK: - The queue's tap
+
+    /// Has the queue report to the engine while somebody listens — the store, or a plugin subscribed to progress,
+    /// results or errors — and report nothing otherwise (then a job costs what it costs on the bare queue).
+    private func refreshTap() {
+        tapRefresh.withLock(anchoredTo: self) { _ in
+            var wanted = Streams.none
+            for subscriber in published.current { wanted.formUnion(subscriber.mask) }
+            let listening = store != nil || !wanted.isDisjoint(with: [.progress, .results, .errors])
+            queue.scheduler.setTap(listening ? makeTap() : nil, progress: wanted.contains(.progress))
+        }
+    }
+
+    /// What the queue reports, turned into events: one batch per trip into the queue's lock, offered to each
+    /// subscriber under one lock of its mailbox, and filed with the store before anyone awaiting those jobs
+    /// resumes.
+    private func makeTap() -> QueueTap {
         let published = self.published
         let store = self.store
-        job.addObserver(JobObserver(
-            progress: { snapshot in
-                if progress { Engine.deliver(.progress(snapshot), to: published) }
-            },
-            finished: { job, outcome in
-                let completion: JobCompletion.Outcome
+        return QueueTap { finished, progress in
+            var events: [EngineEvent] = []
+            events.reserveCapacity(progress.count + finished.count)
+            for snapshot in progress { events.append(.progress(snapshot)) }
+            var completions: [JobCompletion] = []
+            completions.reserveCapacity(finished.count)
+            for (job, outcome) in finished {
+                let ending: JobCompletion.Outcome
                 switch outcome {
-                case .success(let result): completion = .succeeded(result)
-                case .failure(let error): completion = .failed(error)
-                case .cancelled(let reason): completion = .cancelled(reason)
+                case .success(let result): ending = .succeeded(result)
+                case .failure(let error): ending = .failed(error)
+                case .cancelled(let reason): ending = .cancelled(reason)
                 }
-                let event = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: completion)
-                store?.jobFinished(event)  // before anyone awaiting the result resumes
-                Engine.deliver(.finished(event), to: published)
-                if case .failed(let error) = completion {
-                    Engine.deliver(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
-                                                      jobID: job.id, underlying: error)), to: published)
+                let completion = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: ending)
+                completions.append(completion)
+                events.append(.finished(completion))
+                if case .failure(let error) = outcome {
+                    events.append(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
+                                                     jobID: job.id, underlying: error)))
                 }
-            }))
+            }
+            if !completions.isEmpty { store?.jobsFinished(completions) }
+            for subscriber in published.current { subscriber.offer(contentsOf: events) }
+        }
     }
 
     private static func deliver(_ event: EngineEvent, to published: SubscriberList) {
@@ -361,6 +375,7 @@ public final class Engine: Sendable {
 
     private func publish() {
         published.current = registry.withLock { $0.subscriptions }
+        refreshTap()
     }
 
     /// Subscribes a plugin to streams (added to those it has).
@@ -370,11 +385,13 @@ public final class Engine: Sendable {
     ///   - tags: For ``Streams/pluginData``: which tags it receives (nil keeps the current filter, initially all).
     public func subscribe(_ plugin: Plugin, to streams: Streams, tags: TagFilter? = nil) {
         subscription(of: plugin)?.subscribe(streams, tags: tags)
+        refreshTap()
     }
 
     /// Unsubscribes a plugin from streams; undelivered progress of those streams is dropped.
     public func unsubscribe(_ plugin: Plugin, from streams: Streams) {
         subscription(of: plugin)?.unsubscribe(streams)
+        refreshTap()
     }
 
     /// The streams a plugin is subscribed to.

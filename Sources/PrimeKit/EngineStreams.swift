@@ -32,7 +32,7 @@ public struct Streams: OptionSet, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One event delivered to a plugin. Every payload is an immutable `Sendable` value.
-public enum EngineEvent: Sendable {
+public indirect enum EngineEvent: Sendable {
     /// A job's progress (stream ``Streams/progress``).
     case progress(JobProgress)
     /// A job finished (stream ``Streams/results``).

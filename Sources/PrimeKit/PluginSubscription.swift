@@ -80,6 +80,17 @@ final class PluginSubscription: @unchecked Sendable {
         for event in events { append(event) }
     }
 
+    /// Offers lifecycle events, of which only the newest ``capacity`` can survive: the older ones are counted as
+    /// dropped without being queued first (a batch submission announces thousands of jobs at once).
+    func offer(lifecycle events: [EngineEvent]) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed, streams.contains(.lifecycle) else { return }
+        let kept = events.suffix(capacity)
+        dropped += events.count - kept.count
+        for event in kept { append(event) }
+    }
+
     func offer(_ event: EngineEvent) {
         condition.lock()
         defer { condition.unlock() }
@@ -94,7 +105,7 @@ final class PluginSubscription: @unchecked Sendable {
                 slots.append((place(), .progress(progress.jobID)))
             }
         case .finished(let completion):
-            latestProgress.removeValue(forKey: completion.jobID)  // no progress after the result
+            if !latestProgress.isEmpty { latestProgress.removeValue(forKey: completion.jobID) }  // none after it
             slots.append((place(), .event(event)))
         case .error:
             slots.append((place(), .event(event)))

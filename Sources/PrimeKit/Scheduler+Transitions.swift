@@ -18,7 +18,7 @@ extension Scheduler {
                 if core.holdRequested || core.state != .running {
                     return settle(job, &core, &s, &effects)
                 }
-                publishProgress(job, &core, &effects)
+                publishProgress(job, &core, &s, &effects)
                 enqueue(job, &core, piece: piece, front: true, &s, &effects)
                 return nil
             }
@@ -44,7 +44,7 @@ extension Scheduler {
                     return nil
                 }
                 if core.holdRequested { return settle(job, &core, &s, &effects) }
-                publishProgress(job, &core, &effects)
+                publishProgress(job, &core, &s, &effects)
                 return nil
             }
             if let outcome { propagate(job, outcome, &s, &effects) }
@@ -150,12 +150,15 @@ extension Scheduler {
     }
 
     /// Sends a progress snapshot when somebody listens and the job's interval has passed.
-    func publishProgress(_ job: Job, _ core: inout JobCore, _ effects: inout Effects) {
-        guard core.hasProgressObservers else { return }
+    func publishProgress(_ job: Job, _ core: inout JobCore, _ s: inout SchedulerState, _ effects: inout Effects) {
+        let tap = s.tapProgress ? s.tap : nil
+        guard core.hasProgressObservers || tap != nil else { return }
         let now = ContinuousClock.now
         if let last = core.lastPublish, last.duration(to: now) < job.progressInterval { return }
         core.lastPublish = now
-        deliver(core.snapshot(jobID: job.id, state: core.state), &core, &effects)
+        let snapshot = core.snapshot(jobID: job.id, state: core.state)
+        if let tap { effects.tap(tap, progress: snapshot) }
+        deliver(snapshot, &core, &effects)
     }
 
     func deliver(_ snapshot: JobProgress, _ core: inout JobCore, _ effects: inout Effects) {
@@ -218,6 +221,8 @@ extension Scheduler {
             transition(job, &core, to: .cancelled, &s, &effects)
         }
         core.outcome = outcome
+        // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
+        if let tap = s.tap { effects.tap(tap, finished: job, outcome) }
         for index in core.pieces.indices { core.pieces[index].kernel = nil }
         core.cancelRequest = nil
         core.pauseRequest = nil

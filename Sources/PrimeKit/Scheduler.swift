@@ -63,6 +63,14 @@ final class Scheduler: Sendable {
         }
     }
 
+    /// Installs or removes the queue-wide observer; `progress` asks it for every job's progress snapshots too.
+    func setTap(_ tap: QueueTap?, progress: Bool) {
+        state.withLock(anchoredTo: self) { s in
+            s.tap = tap
+            s.tapProgress = tap != nil && progress
+        }
+    }
+
     /// The most small jobs a worker takes per trip into the lock.
     static let batchLimit = 64
 

@@ -208,6 +208,48 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    @Test func aBatchAnnouncesOnlyTheNewestSubmissionsBeyondTheCapacity() async throws {
+        let engine = await Engine.testing { _, options in options.mailboxCapacity = 4 }
+        let stuck = Probe("stuck", streams: .lifecycle, blocked: true)
+        engine.add(stuck)  // its pluginAdded event keeps it inside receive, blocked
+        let jobs = try engine.submit(contentsOf: (0..<10).map { .isPrime(1_000 + $0) })
+        for _ in 0..<20 { stuck.gate!.signal() }
+        let last = jobs.last!.id
+        await stuck.wait { events in
+            events.contains { if case .lifecycle(.jobSubmitted(let id)) = $0 { id == last } else { false } }
+        }
+        let announced = stuck.events.compactMap { if case .lifecycle(.jobSubmitted(let id)) = $0 { id } else { nil } }
+        let dropped = stuck.events.compactMap { if case .lifecycle(.eventsDropped(let n)) = $0 { n } else { nil } }
+        #expect(announced == jobs.suffix(4).map(\.id))
+        // Offered: its pluginAdded (dropped too when the thread had not taken it yet) and the ten submissions.
+        let delivered = stuck.events.filter { if case .lifecycle(.eventsDropped) = $0 { false } else { true } }
+        #expect(delivered.count + dropped.reduce(0, +) == 11)
+        #expect(dropped.count == 1)
+        _ = await engine.shutdown()
+    }
+
+    @Test func jobsStartedBeforeSubscribingOrOnTheQueueDirectlyAreSeen() async throws {
+        let engine = await Engine.testing()
+        let early = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero))
+        let probe = Probe("late", streams: [.progress, .results])
+        engine.add(probe)
+        await probe.wait { events in events.contains { if case .progress(let p) = $0 { p.jobID == early.id } else { false } } }
+        let direct = try engine.queue.submit(.isPrime(91))
+        _ = try await direct.result
+        await probe.wait { events in events.contains { if case .finished(let f) = $0 { f.jobID == direct.id } else { false } } }
+        early.cancel()
+        _ = try? await early.result
+        await probe.wait { events in events.contains { if case .finished(let f) = $0 { f.jobID == early.id } else { false } } }
+        let ends = probe.completions()
+        #expect(ends.filter { $0.jobID == direct.id }.count == 1 && ends.filter { $0.jobID == early.id }.count == 1)
+        if case .succeeded(let result) = ends.first(where: { $0.jobID == direct.id })!.outcome {
+            #expect(result.primality?.isPrime == false)
+        } else {
+            Issue.record("the direct job did not succeed")
+        }
+        _ = await engine.shutdown()
+    }
+
     @Test func lifecycleEventsReportPluginsSettingsAndSuspension() async {
         let engine = await Engine.testing()
         let watcher = Probe("watcher", streams: .lifecycle)
