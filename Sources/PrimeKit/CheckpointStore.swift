@@ -192,6 +192,21 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         }
     }
 
+    /// Forgets jobs tracked for a submission that then failed, with any file a tick wrote for them meanwhile.
+    func untrack(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        let written: [String] = condition.withLock {
+            var names: [String] = []
+            for job in jobs {
+                guard let key = state.keysByJob.removeValue(forKey: job.id),
+                      let tracked = state.tracked.removeValue(forKey: key) else { continue }
+                if tracked.writtenText != nil { names += [jobName(key, 0), jobName(key, 1)] }
+            }
+            return names
+        }
+        if !written.isEmpty { removeFiles(written) }
+    }
+
     func setInterval(_ interval: Duration) {
         condition.withLock {
             state.interval = interval

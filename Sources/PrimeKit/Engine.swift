@@ -158,9 +158,19 @@ public final class Engine: Sendable {
     ///   ``EngineSettings/maxDigits`` in effect, `queueShutDown` after ``shutdown()``.
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
-        let job = try queue.submit(prepare(request))
-        adopt(job)
-        return job
+        let prepared = try prepare(request)
+        var tracked: Job?
+        do {
+            let job = try queue.submit(prepared) { job in
+                track([job])
+                tracked = job
+            }
+            announce([job])
+            return job
+        } catch {
+            if let tracked { store?.untrack([tracked]) }
+            throw error
+        }
     }
 
     /// Submits many jobs under one lock (all or none): the fast path for large numbers of small jobs.
@@ -169,9 +179,18 @@ public final class Engine: Sendable {
         var prepared: [JobRequest] = []
         prepared.reserveCapacity(requests.count)
         for request in requests { prepared.append(try prepare(request)) }
-        let jobs = try queue.submit(contentsOf: prepared)
-        adopt(jobs)
-        return jobs
+        var tracked: [Job] = []
+        do {
+            let jobs = try queue.submit(contentsOf: prepared) { jobs in
+                track(jobs)
+                tracked = jobs
+            }
+            announce(jobs)
+            return jobs
+        } catch {
+            store?.untrack(tracked)
+            throw error
+        }
     }
 
     private func prepare(_ request: JobRequest) throws(PrimeKitError) -> JobRequest {
@@ -189,14 +208,13 @@ public final class Engine: Sendable {
         return request
     }
 
-    private func adopt(_ job: Job) {
-        adopt([job])
+    /// The store follows the jobs from before they can run, so it hears of every end.
+    private func track(_ jobs: [Job]) {
+        guard let store else { return }
+        for job in jobs { store.track(job, key: StoreRecord.newKey()) }
     }
 
-    private func adopt(_ jobs: [Job]) {
-        if let store {
-            for job in jobs { store.track(job, key: StoreRecord.newKey()) }
-        }
+    private func announce(_ jobs: [Job]) {
         let subscribers = published.current
         if subscribers.contains(where: { $0.mask.contains(.lifecycle) }) {
             let events = jobs.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
@@ -224,9 +242,10 @@ public final class Engine: Sendable {
         let published = self.published
         let store = self.store
         return QueueTap { finished, progress in
-            var events: [EngineEvent] = []
-            events.reserveCapacity(progress.count + finished.count)
-            for snapshot in progress { events.append(.progress(snapshot)) }
+            let snapshots = progress.map { EngineEvent.progress($0) }
+            var ends: [EngineEvent] = []
+            ends.reserveCapacity(finished.count)
+            var withErrors = false
             var completions: [JobCompletion] = []
             completions.reserveCapacity(finished.count)
             for (job, outcome) in finished {
@@ -238,14 +257,17 @@ public final class Engine: Sendable {
                 }
                 let completion = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: ending)
                 completions.append(completion)
-                events.append(.finished(completion))
+                ends.append(.finished(completion))
                 if case .failure(let error) = outcome {
-                    events.append(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
-                                                     jobID: job.id, underlying: error)))
+                    ends.append(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
+                                                   jobID: job.id, underlying: error)))
+                    withErrors = true
                 }
             }
             if !completions.isEmpty { store?.jobsFinished(completions) }
-            for subscriber in published.current { subscriber.offer(contentsOf: events) }
+            for subscriber in published.current {
+                subscriber.offer(progress: snapshots, ends: ends, withErrors: withErrors)
+            }
         }
     }
 

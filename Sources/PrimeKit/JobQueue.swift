@@ -88,7 +88,13 @@ public final class JobQueue: Sendable {
     ///   ``tearDown(_:)``.
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
-        try scheduler.submit(PreparedJob(request, configuration: configuration, workers: scheduler.maxConcurrentJobs))
+        try submit(request, beforeRegistering: { _ in })
+    }
+
+    /// `submit(_:)`; `beforeRegistering` sees the handle before the job can run.
+    func submit(_ request: JobRequest, beforeRegistering: (Job) -> Void) throws(PrimeKitError) -> Job {
+        try scheduler.submit(PreparedJob(request, configuration: configuration, workers: scheduler.maxConcurrentJobs),
+                             beforeRegistering: beforeRegistering)
     }
 
     /// Submits many jobs at once, under one lock: the fast path for large numbers of small jobs. Either every
@@ -98,13 +104,20 @@ public final class JobQueue: Sendable {
     /// - Throws: ``PrimeKitError`` for the first invalid request.
     @discardableResult
     public func submit(contentsOf requests: [JobRequest]) throws(PrimeKitError) -> [Job] {
+        try submit(contentsOf: requests, beforeRegistering: { _ in })
+    }
+
+    /// `submit(contentsOf:)`; `beforeRegistering` sees the handles before any of the jobs can run.
+    func submit(contentsOf requests: [JobRequest], beforeRegistering: ([Job]) -> Void) throws(PrimeKitError)
+        -> [Job]
+    {
         let workers = scheduler.maxConcurrentJobs
         var prepared: [PreparedJob] = []
         prepared.reserveCapacity(requests.count)
         for request in requests {
             prepared.append(try PreparedJob(request, configuration: configuration, workers: workers))
         }
-        return try scheduler.submit(prepared)
+        return try scheduler.submit(prepared, beforeRegistering: beforeRegistering)
     }
 
     /// Submits jobs as one batch with aggregate progress and one completion.

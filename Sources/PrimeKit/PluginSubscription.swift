@@ -14,6 +14,15 @@ final class PluginSubscription: @unchecked Sendable {
     private enum Slot {
         case progress(JobID)
         case event(EngineEvent)
+        /// Results and errors offered together by the queue's tap: kept as the tap's array (one retain, not one
+        /// per event) and delivered in its order.
+        case ends([EngineEvent])
+    }
+
+    /// What the delivery thread takes out of the lock: one event, or a run of them shared with other mailboxes.
+    private enum Run {
+        case one(EngineEvent)
+        case many([EngineEvent])
     }
 
     let name: String
@@ -73,11 +82,23 @@ final class PluginSubscription: @unchecked Sendable {
 
     // MARK: - Producing (never blocks on the consumer)
 
-    /// Offers several events under one lock.
-    func offer(contentsOf events: [EngineEvent]) {
+    /// Offers one batch of the queue's tap under one lock: progress snapshots (coalesced per job as usual), then
+    /// the ends of jobs — `.finished` events, and `.error` ones when `withErrors` — which stay one slot.
+    func offer(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
         condition.lock()
         defer { condition.unlock() }
-        for event in events { append(event) }
+        for event in progress { append(event) }
+        guard !closed, !ends.isEmpty else { return }
+        let wanted = streams.intersection([.results, .errors])
+        guard !wanted.isEmpty else { return }
+        if !latestProgress.isEmpty {
+            for case .finished(let completion) in ends { latestProgress.removeValue(forKey: completion.jobID) }
+        }
+        let kept = wanted == .results && !withErrors || wanted == [.results, .errors] ? ends
+            : ends.filter { wanted.contains($0.stream) }
+        guard !kept.isEmpty else { return }
+        slots.append((place(), .ends(kept)))
+        wake()
     }
 
     /// Offers lifecycle events, of which only the newest ``capacity`` can survive: the older ones are counted as
@@ -115,6 +136,10 @@ final class PluginSubscription: @unchecked Sendable {
         case .lifecycle:
             appendDroppable(event)
         }
+        wake()
+    }
+
+    private func wake() {
         if sleeping {
             sleeping = false
             condition.signal()
@@ -144,25 +169,27 @@ final class PluginSubscription: @unchecked Sendable {
         thread.start()
     }
 
-    /// Takes the next event to deliver, under the lock.
-    private func takeNext() -> EngineEvent? {
+    /// Takes the next event, or run of events, to deliver, under the lock.
+    private func takeNext() -> Run? {
         while true {
             if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
-                return optional.removeFirst().1
+                return .one(optional.removeFirst().1)
             }
             guard let slot = slots.popFirst() else { return nil }
             switch slot.1 {
             case .progress(let id):
-                if let progress = latestProgress.removeValue(forKey: id) { return .progress(progress) }
+                if let progress = latestProgress.removeValue(forKey: id) { return .one(.progress(progress)) }
             case .event(let event):
-                return event
+                return .one(event)
+            case .ends(let events):
+                return .many(events)
             }
         }
     }
 
     /// Delivers in batches: one trip into the lock (and at most one wake-up) for everything that piled up.
     private func deliverLoop() {
-        var batch: [EngineEvent] = []
+        var batch: [Run] = []
         batch.reserveCapacity(256)
         var busy = false
         while true {
@@ -183,33 +210,18 @@ final class PluginSubscription: @unchecked Sendable {
                 break
             }
             if dropped > 0 {
-                batch.append(.lifecycle(.eventsDropped(dropped)))
+                batch.append(.one(.lifecycle(.eventsDropped(dropped))))
                 dropped = 0
             }
-            while batch.count < 256, let next = takeNext() { batch.append(next) }
-            busy = batch.count >= 16
+            var count = 0
+            while count < 256, let next = takeNext() {
+                if case .many(let events) = next { count += events.count } else { count += 1 }
+                batch.append(next)
+            }
+            busy = count >= 16
             let target = plugin
             condition.unlock()
-            var ended = false
-            for event in batch {
-                // Never deliver while `stop()` is being asked, nor after the plugin stopped. `receiving` is set
-                // before the flags are read and `hold()` sets its flag before reading `receiving` (both
-                // sequentially consistent), so either this delivery sees the hold or the holder sees it running.
-                while true {
-                    receiving.store(true, ordering: .sequentiallyConsistent)
-                    if !holdRequested.load(ordering: .sequentiallyConsistent)
-                        && !closedFlag.load(ordering: .sequentiallyConsistent) { break }
-                    receiving.store(false, ordering: .sequentiallyConsistent)
-                    condition.lock()
-                    while holdRequested.load(ordering: .sequentiallyConsistent) && !closed { condition.wait() }
-                    ended = closed
-                    condition.unlock()
-                    if ended { break }
-                }
-                if ended { break }
-                target?.receive(event)
-                receiving.store(false, ordering: .sequentiallyConsistent)
-            }
+            let ended = !deliver(batch, to: target)
             batch.removeAll(keepingCapacity: true)
             if ended { break }
         }
@@ -217,6 +229,44 @@ final class PluginSubscription: @unchecked Sendable {
             threadEnded = true
             plugin = nil
         }
+    }
+
+    /// Delivers a batch in order, unless deliveries end; returns false when they did.
+    private func deliver(_ batch: [Run], to target: Plugin?) -> Bool {
+        var running = false  // `receiving` is set
+        defer { if running { receiving.store(false, ordering: .releasing) } }
+        func deliver(_ event: EngineEvent) -> Bool {
+            // Never deliver while `stop()` is being asked, nor after the plugin stopped. `receiving` is set before
+            // the flags are read and `hold()` sets its flag before reading `receiving` (both sequentially
+            // consistent), so either this delivery sees the hold or the holder sees it running — and then waits
+            // for it to clear, which happens before the next event at the latest.
+            while true {
+                if !running {
+                    receiving.store(true, ordering: .sequentiallyConsistent)
+                    running = true
+                }
+                if !holdRequested.load(ordering: .sequentiallyConsistent)
+                    && !closedFlag.load(ordering: .sequentiallyConsistent) { break }
+                receiving.store(false, ordering: .sequentiallyConsistent)
+                running = false
+                condition.lock()
+                while holdRequested.load(ordering: .sequentiallyConsistent) && !closed { condition.wait() }
+                let ended = closed
+                condition.unlock()
+                if ended { return false }
+            }
+            target?.receive(event)
+            return true
+        }
+        for run in batch {
+            switch run {
+            case .one(let event):
+                guard deliver(event) else { return false }
+            case .many(let events):
+                for event in events { guard deliver(event) else { return false } }
+            }
+        }
+        return true
     }
 
     /// Ends deliveries: undelivered events are discarded; an event being delivered finishes first. The delivery

@@ -7,7 +7,10 @@ extension Scheduler {
     // MARK: - Submission
 
     /// Creates and registers jobs; they start as soon as their dependencies allow.
-    func submit(_ prepared: [PreparedJob]) throws(PrimeKitError) -> [Job] {
+    /// Submits jobs; `beforeRegistering` sees their handles before any of them can run.
+    func submit(_ prepared: [PreparedJob], beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError)
+        -> [Job]
+    {
         for spec in prepared { try checkDependencies(spec) }
         // The handles are built outside the lock; ids come from an atomic counter.
         let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
@@ -16,6 +19,7 @@ extension Scheduler {
             id += 1
             return makeJob(spec, id: id)
         }
+        beforeRegistering(jobs)
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
             for index in jobs.indices { register(jobs[index], prepared[index], &s, &effects) }
@@ -24,9 +28,10 @@ extension Scheduler {
     }
 
     /// One job: the same as `submit([spec])[0]` without the arrays (the one-at-a-time hot path).
-    func submit(_ spec: PreparedJob) throws(PrimeKitError) -> Job {
+    func submit(_ spec: PreparedJob, beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job {
         try checkDependencies(spec)
         let job = makeJob(spec, id: nextJobID.add(1, ordering: .relaxed).newValue)
+        beforeRegistering(job)
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
             register(job, spec, &s, &effects)
