@@ -187,6 +187,37 @@ static int fz_check_job(const pk_job *job)
     return pr.done;
 }
 
+/*
+ * Open bug (known-bugs/fuzz_candidate/from-near-the-top-of-the-range): on the GMP path the sieve's base
+ * holds every prime up to 1.5 x sqrt of the divisors sieved, so a range starting near 2^64 needs a 2 GB
+ * table, beyond libFuzzer's memory limit. While fuzzing, a GMP-path job whose next divisor is at or above
+ * 2^48 (a base table above 12 MB) is checked and checkpointed but not stepped, so that the fuzzer goes on
+ * past such inputs. `make known-bugs` sets PK_FUZZ_KNOWN_BUGS=1, which turns off this and every other
+ * allowance for an open bug.
+ */
+#define FZ_SIEVE_FROM_LIMIT (UINT64_C(1) << 48)
+
+static int fz_known_bugs_fail(void)
+{
+    static int all = -1;
+    if (all < 0) {
+        const char *env = getenv("PK_FUZZ_KNOWN_BUGS");
+        all = env != NULL && strcmp(env, "1") == 0;
+    }
+    return all;
+}
+
+static int fz_skip_steps(const pk_job *job)
+{
+    if (fz_known_bugs_fail())
+        return 0;
+    pk_progress pr;
+    memset(&pr, 0, sizeof pr);
+    pr.size = sizeof pr;
+    pk_job_progress(job, &pr);
+    return !pr.done && pr.path == PK_PATH_GMP && pr.next_divisor >= FZ_SIEVE_FROM_LIMIT;
+}
+
 /* The checkpoint text of a job (malloc'ed, NUL-terminated). */
 static char *fz_checkpoint(const pk_job *job, size_t *len)
 {
