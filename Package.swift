@@ -42,7 +42,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PrimeKitBridgeTests",
-            dependencies: ["PrimeKitBridge", "PrimeKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PrimeKitBridge", "PrimeKit", "PrimeKitTestSupport",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        // What the test targets share: starting the built tools as child processes.
+        .target(
+            name: "PrimeKitTestSupport",
+            path: "Tests/PrimeKitTestSupport"
         ),
         // The bridge benchmark: swift run -c release primekit-bridge-bench [--jobs N] [--runs R]
         .executableTarget(
@@ -84,7 +90,7 @@ let package = Package(
         // Runs the built primekit executable (swift build builds it before the tests).
         .testTarget(
             name: "PrimeKitCLITests",
-            dependencies: ["PrimeKit", "PrimeKitBridge"]
+            dependencies: ["PrimeKit", "PrimeKitBridge", "PrimeKitTestSupport"]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PrimeKitBridge
+import PrimeKitTestSupport
 import Synchronization
 
 /// `primekit serve` as a child process: lines in through a pipe, messages collected from its standard output.
@@ -10,18 +11,9 @@ final class ServerProcess: @unchecked Sendable {
     private let exit = Locked<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
     private let stderrText = Locked<String>("")
 
-    /// Launches are serialised so no other test's spawn inherits these pipes between pipe() and FD_CLOEXEC.
-    private static let launchLock = NSLock()
-
     init(_ arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: toolPath)
         process.arguments = ["serve"] + arguments
-        Self.launchLock.lock()
-        defer { Self.launchLock.unlock() }
-        let stdin = try Self.pipe(), stdout = try Self.pipe(), stderr = try Self.pipe()
-        process.standardInput = stdin.read
-        process.standardOutput = stdout.write
-        process.standardError = stderr.write
         process.terminationHandler = { [exit] process in
             let waiters = exit.withLock { state in
                 state.status = process.terminationStatus
@@ -30,15 +22,12 @@ final class ServerProcess: @unchecked Sendable {
             }
             for waiter in waiters { waiter.resume(returning: process.terminationStatus) }
         }
-        try process.run()
-        try stdin.read.close()
-        try stdout.write.close()
-        try stderr.write.close()
-        input = stdin.write
+        let pipes = try launch(process)
+        input = pipes.stdin
         let log = self.log
         Thread.detachNewThread {
             while true {
-                let chunk = stdout.read.availableData
+                let chunk = pipes.stdout.availableData
                 if chunk.isEmpty { break }
                 log.append(Array(chunk))
             }
@@ -46,20 +35,11 @@ final class ServerProcess: @unchecked Sendable {
         }
         Thread.detachNewThread { [stderrText] in
             while true {
-                let chunk = stderr.read.availableData
+                let chunk = pipes.stderr.availableData
                 if chunk.isEmpty { break }
                 stderrText.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
             }
         }
-    }
-
-    private static func pipe() throws -> (read: FileHandle, write: FileHandle) {
-        var descriptors: [Int32] = [0, 0]
-        guard Glibc.pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
-        _ = fcntl(descriptors[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(descriptors[1], F_SETFD, FD_CLOEXEC)
-        return (FileHandle(fileDescriptor: descriptors[0], closeOnDealloc: true),
-                FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true))
     }
 
     /// Writes bytes (a line needs its own newline).

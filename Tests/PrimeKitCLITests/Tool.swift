@@ -1,6 +1,7 @@
 // Runs the built `primekit` executable and collects what it printed.
 
 import Foundation
+import PrimeKitTestSupport
 import Testing
 
 /// What a finished run of the tool printed.
@@ -71,43 +72,18 @@ final class Launched: @unchecked Sendable {
     {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        // Pipes made here are close-on-exec: a tool started by a test running in parallel must not inherit
-        // them, or this tool's standard input would never reach its end.
-        // Launches are serialised so no other test's spawn falls between pipe() and FD_CLOEXEC.
-        Self.launchLock.lock()
-        defer { Self.launchLock.unlock() }
-        let input = try Self.pipe(), out = try Self.pipe(), err = try Self.pipe()
-        process.standardInput = input.read
-        process.standardOutput = out.write
-        process.standardError = err.write
-        try process.run()
-        try input.read.close()
-        try out.write.close()
-        try err.write.close()
-        let writer = input.write
+        let pipes = try launch(process)
+        let writer = pipes.stdin
         if keepingStdinOpen {
             stdinWriter = writer
-            collect(out.read, isStdout: true)
-            collect(err.read, isStdout: false)
-            return
+        } else {
+            Thread.detachNewThread {
+                if let stdin { try? writer.write(contentsOf: stdin) }
+                try? writer.close()
+            }
         }
-        Thread.detachNewThread {
-            if let stdin { try? writer.write(contentsOf: stdin) }
-            try? writer.close()
-        }
-        collect(out.read, isStdout: true)
-        collect(err.read, isStdout: false)
-    }
-
-    private static let launchLock = NSLock()
-
-    private static func pipe() throws -> (read: FileHandle, write: FileHandle) {
-        var descriptors: [Int32] = [0, 0]
-        guard Glibc.pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
-        _ = fcntl(descriptors[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(descriptors[1], F_SETFD, FD_CLOEXEC)
-        return (FileHandle(fileDescriptor: descriptors[0], closeOnDealloc: true),
-                FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true))
+        collect(pipes.stdout, isStdout: true)
+        collect(pipes.stderr, isStdout: false)
     }
 
     private func collect(_ handle: FileHandle, isStdout: Bool) {
