@@ -137,6 +137,12 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         scheduler.cancel(self, reason: .requested)
     }
 
+    /// A cancelled job's checkpoint, at once, from any thread (what `checkpoint()` returns for it); nil for a job
+    /// in any other state.
+    package var cancelledCheckpoint: Checkpoint? {
+        scheduler.cancelledCheckpoint(self)
+    }
+
     /// The job's checkpoint: taken at the next slice boundary of a running job (which keeps running), at once
     /// otherwise. A cancelled job returns the checkpoint it stopped at.
     /// - Returns: A checkpoint that ``JobRequest/restore(_:)`` continues from.

@@ -222,6 +222,21 @@ extension Scheduler {
         enqueueRestingPieces(job, &core, front: front, &s, &effects)
     }
 
+    /// A cancelled job's checkpoint (the one it was cancelled with, else captured now).
+    func cancelledCheckpoint(_ job: Job, _ core: inout JobCore) throws(PrimeKitError) -> Checkpoint {
+        if let saved = core.savedCheckpoint { return saved }
+        return try capture(job, &core, keep: false)
+    }
+
+    /// ``Job/cancelledCheckpoint``: nil unless the job is cancelled and has one.
+    func cancelledCheckpoint(_ job: Job) -> Checkpoint? {
+        locked { s, effects in
+            job.core.withLock(anchoredTo: job) { core in
+                core.state == .cancelled ? try? cancelledCheckpoint(job, &core) : nil
+            }
+        }
+    }
+
     func checkpoint(_ job: Job, _ continuation: CheckedContinuation<Checkpoint, any Error>) {
         locked { s, effects in
             job.core.withLock(anchoredTo: job) { core in
@@ -236,8 +251,7 @@ extension Scheduler {
                     effects.add { continuation.resume(with: checkpoint) }
                 case .cancelled:
                     let checkpoint = Result { () throws(PrimeKitError) -> Checkpoint in
-                        if let saved = core.savedCheckpoint { return saved }
-                        return try capture(job, &core, keep: false)
+                        try cancelledCheckpoint(job, &core)
                     }
                     effects.add { continuation.resume(with: checkpoint) }
                 case .running:

@@ -144,7 +144,7 @@ extension BridgeServer {
         let job = registeredJob(id)
         var checkpoint: Checkpoint?
         if case .cancelled = completion.outcome, let job {
-            checkpoint = Self.blocking { try? await job.checkpoint() }
+            checkpoint = job.cancelledCheckpoint
         }
         if let store = engine.store, completion.state != .cancelled {
             // With a state directory, job/finished means the outcome is on disk: a restart still answers for it.
