@@ -379,6 +379,8 @@ static int validate(pk_job *job)
         return PK_E_CHECKPOINT_STATE;
     if (job->done && (job->cof_status == PK_COFACTOR_ONE) != (mpz_cmp_ui(job->cof, 1) == 0))
         return PK_E_CHECKPOINT_STATE;
+    if (!job->done && job->cof_status != PK_COFACTOR_ONE)  /* written as 0 until the job ends */
+        return PK_E_CHECKPOINT_STATE;
     int rc = PK_OK;
     mpz_t prod;
     mpz_init_set(prod, job->cof);
@@ -399,6 +401,13 @@ static int validate(pk_job *job)
     if (rc == PK_OK && mpz_cmp(prod, job->n) != 0)
         rc = PK_E_CHECKPOINT_STATE;
     mpz_clear(prod);
+    /* A finished job's status is the one its end concluded from the same state (the BPSW test costs what it cost
+       then); a cofactor that end would have proven prime would be in the factor list. */
+    if (rc == PK_OK && job->done && mpz_cmp_ui(job->cof, 1) != 0) {
+        int expected = pk_job_classify_cofactor(job);
+        if (expected == PK_COFACTOR_ONE || expected != job->cof_status)
+            rc = PK_E_CHECKPOINT_STATE;
+    }
     return rc;
 }
 

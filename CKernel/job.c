@@ -150,44 +150,51 @@ int pk_job_divide_out(pk_job *job, uint64_t d)
     return 1;
 }
 
+/* What the end of a job concludes about a cofactor above 1. PK_COFACTOR_ONE
+   means prime and proven (trial division from 2 past its square root, or BPSW
+   below 2^64): it belongs in the factor list. Pure: the same job state gives
+   the same answer, which is how a restored checkpoint's status is checked. */
+int pk_job_classify_cofactor(const pk_job *job)
+{
+    /* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
+    int proven = 0;
+    if (job->from <= 2) {
+        if (mpz_sizeinbase(job->cof, 2) <= 64) {
+            pk_u128 sq = (pk_u128)job->next * job->next;
+            proven = sq > (pk_u128)mpz_get_ui(job->cof);
+        } else {
+            mpz_t sq;
+            mpz_init_set_ui(sq, job->next);
+            mpz_mul(sq, sq, sq);
+            proven = mpz_cmp(sq, job->cof) > 0;
+            mpz_clear(sq);
+        }
+    }
+    if (proven)
+        return PK_COFACTOR_ONE;
+    /* sizeinbase may say one digit too many: settle the boundary exactly. */
+    if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits ||
+        (mpz_sizeinbase(job->cof, 10) == job->bpsw_digits + 1 &&
+         pk_decimal_length(job->cof) <= job->bpsw_digits)) {
+        switch (pk_bpsw(job->cof)) {
+        case 2: return PK_COFACTOR_ONE;
+        case 1: return PK_COFACTOR_PROBABLE_PRIME;
+        default: return PK_COFACTOR_COMPOSITE;
+        }
+    }
+    return PK_COFACTOR_UNKNOWN;
+}
+
 int pk_job_finish(pk_job *job)
 {
     int status = PK_COFACTOR_ONE;
     if (mpz_cmp_ui(job->cof, 1) != 0) {
-        /* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
-        int proven = 0;
-        if (job->from <= 2) {
-            if (mpz_sizeinbase(job->cof, 2) <= 64) {
-                pk_u128 sq = (pk_u128)job->next * job->next;
-                proven = sq > (pk_u128)mpz_get_ui(job->cof);
-            } else {
-                mpz_t sq;
-                mpz_init_set_ui(sq, job->next);
-                mpz_mul(sq, sq, sq);
-                proven = mpz_cmp(sq, job->cof) > 0;
-                mpz_clear(sq);
-            }
-        }
-        int bpsw = -1;
-        if (!proven) {
-            /* sizeinbase may say one digit too many: settle the boundary exactly. */
-            if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits ||
-                (mpz_sizeinbase(job->cof, 10) == job->bpsw_digits + 1 &&
-                 pk_decimal_length(job->cof) <= job->bpsw_digits))
-                bpsw = pk_bpsw(job->cof);
-        }
-        if (proven || bpsw == 2) {
+        status = pk_job_classify_cofactor(job);
+        if (status == PK_COFACTOR_ONE) {
             int rc = pk_job_add_factor(job, job->cof, 1);
             if (rc != PK_OK)
                 return rc;
             mpz_set_ui(job->cof, 1);
-            status = PK_COFACTOR_ONE;
-        } else if (bpsw == 1) {
-            status = PK_COFACTOR_PROBABLE_PRIME;
-        } else if (bpsw == 0) {
-            status = PK_COFACTOR_COMPOSITE;
-        } else {
-            status = PK_COFACTOR_UNKNOWN;
         }
     }
     job->cof_status = status;

@@ -233,6 +233,8 @@ int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
 int pk_job_divide_out(pk_job *job, uint64_t d);
 /* Finish the job: classify the cofactor and set done. */
 int pk_job_finish(pk_job *job);
+/* The cofactor status pk_job_finish would give the job's cofactor (above 1). */
+int pk_job_classify_cofactor(const pk_job *job);
 /* Update percent from next and eff_bound, never decreasing. */
 void pk_job_update_percent(pk_job *job);
 /* 1 if the interrupt flag was set (and clear it). */

@@ -743,6 +743,65 @@ void test_inconsistent_checkpoints_are_rejected_with_state_or_version(void)
     free(text);
 }
 
+/* A finished job of n to bound 10, checkpointed; its status line edited to each status in turn. */
+static void expect_status_edits(const char *n, int concluded, const char *what)
+{
+    pk_options o;
+    pk_options_init(&o);
+    o.bound = "10";
+    pk_job *job = NULL;
+    if (pk_job_create(n, &o, &job) != PK_OK) {
+        PKT_CHECK(0, "%s: create", what);
+        return;
+    }
+    int st;
+    while ((st = pk_job_step(job, 1u << 20)) == PK_MORE)
+        ;
+    PKT_CHECK_STATUS(st, PK_DONE, what);
+    size_t len = 0;
+    char *text = pkt_checkpoint(job, &len);
+    pk_job_destroy(job);
+    if (!text) return;
+    char status[8] = "";
+    field_of(text, len, "status", status, sizeof status);
+    PKT_CHECK(atoi(status) == concluded, "%s: the job concluded status %s, want %d", what, status, concluded);
+    for (int s = PK_COFACTOR_ONE; s <= PK_COFACTOR_UNKNOWN; s++) {
+        char value[8], label[160];
+        snprintf(value, sizeof value, "%d", s);
+        snprintf(label, sizeof label, "%s, status edited to %d", what, s);
+        size_t el = 0;
+        char *e = edit(text, len, "status", value, &el);
+        expect_restore(e, el, s == concluded ? PK_OK : PK_E_CHECKPOINT_STATE, label);
+        free(e);
+    }
+    free(text);
+}
+
+void test_checkpoint_status_must_be_the_one_the_job_concluded(void)
+{
+    pkt_say("checks: an unfinished checkpoint restores only with status 0; a finished one only with the status its "
+            "end concluded from the same state (composite, probable prime): a composite cofactor claimed probable "
+            "prime, or a probable prime claimed composite, is PK_E_CHECKPOINT_STATE");
+    size_t len = 0;
+    char *text = modest_checkpoint(0, &len);
+    if (text) {
+        for (int s = PK_COFACTOR_PROBABLE_PRIME; s <= PK_COFACTOR_UNKNOWN; s++) {
+            char value[8], label[64];
+            snprintf(value, sizeof value, "%d", s);
+            snprintf(label, sizeof label, "unfinished with status %d", s);
+            size_t el = 0;
+            char *e = edit(text, len, "status", value, &el);
+            expect_restore(e, el, PK_E_CHECKPOINT_STATE, label);
+            free(e);
+        }
+        free(text);
+    }
+    /* 2 * 71 * 839: the cofactor 59569 is composite and has no prime below 11. */
+    expect_status_edits("119138", PK_COFACTOR_COMPOSITE, "2 * 59569 to bound 10");
+    /* 2 * (2^89 - 1): a prime cofactor above 2^64, probable prime by BPSW. */
+    expect_status_edits("1237940039285380274899124222", PK_COFACTOR_PROBABLE_PRIME, "2 * (2^89 - 1) to bound 10");
+}
+
 void test_large_candidate_round_trip_on_the_gmp_path(void)
 {
     unsigned digits = PKT_SIZE(20000u, 10000u);
