@@ -93,13 +93,22 @@ final class CountingPlugin: Plugin, @unchecked Sendable {
 let requests = (0..<jobCount).map { JobRequest.isPrime(1_000 + $0) }
 let chunk = 10_000
 
-/// Submits every request in chunks and waits for every result; returns seconds (end to end, including every
-/// plugin having received every result) and the events delivered per plugin.
-func runEngine(plugins count: Int, streams: Streams = .all) async -> (Double, Int) {
+/// One run: wall seconds end to end, the process's CPU seconds (every thread: submitter, workers, plugins) over
+/// the same span, and the events each plugin received.
+struct Sample {
+    var wall: Double
+    var cpu: Double
+    var events = 0
+}
+
+/// Submits every request in chunks and waits for every result, including every plugin having received every
+/// result.
+func runEngine(plugins count: Int, streams: Streams = .all) async -> Sample {
     let engine = await Engine()
     let plugins = (0..<count).map { CountingPlugin("counter\($0)", streams: streams) }
     for plugin in plugins { engine.add(plugin) }
     let start = ContinuousClock.now
+    let cpuStart = cpuSeconds()
     var last: Job?
     for offset in stride(from: 0, to: requests.count, by: chunk) {
         last = try! engine.submit(contentsOf: Array(requests[offset..<min(offset + chunk, requests.count)])).last
@@ -107,52 +116,53 @@ func runEngine(plugins count: Int, streams: Streams = .all) async -> (Double, In
     _ = try? await last?.result
     await engine.queue.waitUntilIdle()
     for plugin in plugins { await plugin.waitForResults(requests.count) }
-    let elapsed = seconds(start.duration(to: .now))
-    let events = plugins.first?.received ?? 0
+    let sample = Sample(wall: seconds(start.duration(to: .now)), cpu: cpuSeconds() - cpuStart,
+                        events: plugins.first?.received ?? 0)
     _ = await engine.shutdown()
-    return (elapsed, events)
+    return sample
 }
 
-func runQueue() async -> Double {
+func runQueue() async -> Sample {
     let queue = JobQueue()
     let start = ContinuousClock.now
+    let cpuStart = cpuSeconds()
     for offset in stride(from: 0, to: requests.count, by: chunk) {
         _ = try! queue.submit(contentsOf: Array(requests[offset..<min(offset + chunk, requests.count)]))
     }
     await queue.waitUntilIdle()
-    let elapsed = seconds(start.duration(to: .now))
+    let sample = Sample(wall: seconds(start.duration(to: .now)), cpu: cpuSeconds() - cpuStart)
     await queue.tearDown(.cancel)
-    return elapsed
+    return sample
 }
 
 print("PrimeKit Engine core benchmark: \(jobCount) isPrime jobs (1,000 …), \(runs) runs, "
-      + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
-var queueTimes: [Double] = []
-var engineTimes: [Int: [Double]] = [0: [], 1: [], 8: []]
-var resultsOnlyTimes: [Double] = []
-var eventsPerPlugin: [Int: Int] = [:]
+      + "\(ProcessInfo.processInfo.activeProcessorCount) cores; medians; CPU = every thread of the process")
+let configurations: [(name: String, plugins: Int, streams: Streams)] = [
+    ("Engine, 0 plugins", 0, .all), ("Engine, 1 plugin", 1, .all), ("Engine, 8 plugins", 8, .all),
+    ("Engine, 8 plugins, all streams but progress", 8, .all.subtracting(.progress)),
+]
+var queueSamples: [Sample] = []
+var samples = [[Sample]](repeating: [], count: configurations.count)
 for _ in 0..<runs {
-    queueTimes.append(await runQueue())
-    for count in [0, 1, 8] {
-        let (time, events) = await runEngine(plugins: count)
-        engineTimes[count]!.append(time)
-        eventsPerPlugin[count] = events
+    queueSamples.append(await runQueue())
+    for (index, configuration) in configurations.enumerated() {
+        samples[index].append(await runEngine(plugins: configuration.plugins, streams: configuration.streams))
     }
-    resultsOnlyTimes.append(await runEngine(plugins: 8, streams: .all.subtracting(.progress)).0)
 }
-let base = median(queueTimes)
-let zero = median(engineTimes[0]!)
-print(String(format: "  bare JobQueue            %7.3f s  %7.1f k jobs/s", base, Double(jobCount) / base / 1e3))
-for count in [0, 1, 8] {
-    let time = median(engineTimes[count]!)
-    print(String(format: "  Engine, %d plugin%@        %7.3f s  %7.1f k jobs/s  %+6.1f %% vs 0 plugins  %+6.1f %% vs queue"
-                 + "  (%d events per plugin)",
-                 count, count == 1 ? " " : "s", time, Double(jobCount) / time / 1e3, (time / zero - 1) * 100,
-                 (time / base - 1) * 100, eventsPerPlugin[count] ?? 0))
+let baseWall = median(queueSamples.map(\.wall)), baseCPU = median(queueSamples.map(\.cpu))
+let zeroWall = median(samples[0].map(\.wall)), zeroCPU = median(samples[0].map(\.cpu))
+let jobsRun = Double(jobCount)
+func perJob(_ seconds: Double) -> Double { seconds / jobsRun * 1e6 }
+func label(_ name: String) -> String { name.padding(toLength: 44, withPad: " ", startingAt: 0) }
+print(String(format: "  %@ %7.3f s %7.1f k jobs/s   CPU %5.2f µs/job", label("bare JobQueue"), baseWall,
+             Double(jobCount) / baseWall / 1e3, perJob(baseCPU)))
+for (index, configuration) in configurations.enumerated() {
+    let wall = median(samples[index].map(\.wall)), cpu = median(samples[index].map(\.cpu))
+    print(String(format: "  %@ %7.3f s %7.1f k jobs/s   CPU %5.2f µs/job   vs 0 plugins: wall %+6.1f %%, "
+                 + "CPU %+6.1f %%   (%d events per plugin)",
+                 label(configuration.name), wall, Double(jobCount) / wall / 1e3, perJob(cpu),
+                 (wall / zeroWall - 1) * 100, (cpu / zeroCPU - 1) * 100, samples[index].last?.events ?? 0))
 }
-let resultsOnly = median(resultsOnlyTimes)
-print(String(format: "  Engine, 8 plugins, all streams but progress  %7.3f s  %7.1f k jobs/s  %+6.1f %% vs 0 plugins",
-             resultsOnly, Double(jobCount) / resultsOnly / 1e3, (resultsOnly / zero - 1) * 100))
 
 // MARK: - The checkpoint store with paused jobs
 
