@@ -2,7 +2,7 @@
 //   1. engine overhead on small jobs with 0, 1 and 8 plugins subscribed to every stream, against the bare queue;
 //   2. the checkpoint store's cost at a 200 ms interval with 1,000 paused jobs.
 //
-//   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N]
+//   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N]
 //
 // The configurations of (1) are interleaved run by run and reported as medians, so a neighbour's load spreads over
 // all of them alike.
@@ -14,14 +14,17 @@ import Synchronization
 var jobCount = 100_000
 var runs = 3
 var pausedCount = 1_000
+/// `--plugins N`: only the engine with N plugins on every stream, once per run (for profiling).
+var onlyPlugins: Int?
 var iterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = iterator.next() {
     switch argument {
     case "--jobs": jobCount = iterator.next().flatMap(Int.init) ?? jobCount
     case "--runs": runs = iterator.next().flatMap(Int.init) ?? runs
     case "--paused": pausedCount = iterator.next().flatMap(Int.init) ?? pausedCount
+    case "--plugins": onlyPlugins = iterator.next().flatMap(Int.init)
     default:
-        print("usage: primekit-engine-core-bench [--jobs N] [--runs N] [--paused N]")
+        print("usage: primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N]")
         exit(argument == "-h" || argument == "--help" ? 0 : 2)
     }
 }
@@ -67,9 +70,10 @@ final class CountingPlugin: Plugin, @unchecked Sendable {
     func receive(_ event: EngineEvent) {
         let done: CheckedContinuation<Void, Never>? = lock.withLock {
             events += 1
-            if case .finished = event { results += 1 }
-            guard results >= expected, let waiter else { return nil }
-            self.waiter = nil
+            guard case .finished = event else { return nil }
+            results += 1
+            guard results >= expected else { return nil }  // the waiter is only touched once, at the end
+            defer { waiter = nil }
             return waiter
         }
         done?.resume()
@@ -135,6 +139,14 @@ func runQueue() async -> Sample {
     return sample
 }
 
+if let count = onlyPlugins {
+    for _ in 0..<runs {
+        let sample = await runEngine(plugins: count)
+        print(String(format: "Engine, %d plugins: %.3f s, CPU %.2f µs/job", count, sample.wall,
+                     sample.cpu / Double(requests.count) * 1e6))
+    }
+    exit(0)
+}
 print("PrimeKit Engine core benchmark: \(jobCount) isPrime jobs (1,000 …), \(runs) runs, "
       + "\(ProcessInfo.processInfo.activeProcessorCount) cores; medians; CPU = every thread of the process")
 let configurations: [(name: String, plugins: Int, streams: Streams)] = [
