@@ -25,18 +25,21 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bindings" / "python" / "src"))
 
+from primekit import ExecutableNotFoundError, find_executable  # noqa: E402  (after the path is set)
+
 # Numbers above this many digits are never turned into Python ints by these helpers.
 PIECE = 4000
 
 
 def executable() -> str:
-    explicit = os.environ.get("PRIMEKIT_BIN")
-    if explicit:
-        return explicit
+    """The primekit under test: PRIMEKIT_BIN, else this tree's release build (never one found on PATH).
+
+    The Python binding's lookup checks that it is an executable file."""
     build = REPO / ".build" / "release" / "primekit"
-    if not build.is_file():
-        pytest.exit(f"no primekit executable: set PRIMEKIT_BIN or build {build} (swift build -c release)", 2)
-    return str(build)
+    try:
+        return find_executable(None if os.environ.get("PRIMEKIT_BIN") else build)
+    except ExecutableNotFoundError as error:
+        pytest.exit(f"no primekit executable ({error}): set PRIMEKIT_BIN or run swift build -c release", 2)
 
 
 def figure(name: str, value: Any) -> None:

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,60 +204,50 @@ def check_earlier_jobs(state: Path, before: dict[str, Any], deadline: Deadline) 
     assert not quarantine.exists() or not any(quarantine.iterdir())
 
 
-def test_disk_full(tmpfs: Path, seed: int) -> None:
-    deadline = Deadline(90, "the disk-full scenario")
+def break_store(fault: str, mount: Path) -> Callable[[], None]:
+    """Fills the tmpfs or remounts it read-only; returns what undoes it."""
+    if fault == "disk full":
+        filler = fill(mount)
+        return filler.unlink
+    subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+
+    def writable() -> None:
+        subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+    return writable
+
+
+@pytest.mark.parametrize(("fault", "message"), [("disk full", "No space left on device"),
+                                                ("read-only", "Read-only file system")],
+                         ids=["disk-full", "read-only"])
+def test_store_write_fault(tmpfs: Path, seed: int, fault: str, message: str) -> None:
+    deadline = Deadline(90, f"the {fault} scenario")
     rng = random.Random(seed)
     state = tmpfs / "state"
     server, before = store_setup(state, rng, deadline)
     with server:
-        filler = fill(tmpfs)
-        # New work while the disk is full: a job that needs its first checkpoint written.
-        prime = random_prime(rng, 2**70, 2**100)
-        job = server.call("job/submit", {"kind": "factor", "candidate": str(prime), "bound": str(2**32),
-                                         "progressIntervalMs": 20})["jobId"]
-        server.wait_until(lambda: server.error_events, deadline.left(), "an error event")
-        error = server.error_events[0]
-        assert error["kind"] == "storeWriteFailed", error
-        assert "No space left on device" in error["message"], error
-        # The jobs keep running in memory.
-        seen = server.progress_count
-        server.wait_until(lambda: server.progress_count >= seen + 5 or job in server.finished, deadline.left(),
-                          "progress while full")
-        figure("disk full: first error event", f"{error['kind']}: {error['message'][:100]}")
-        # The store catches up once there is room again: the job's outcome is written and it is answered after
-        # a restart.
-        filler.unlink()
+        undo = break_store(fault, tmpfs)
+        try:
+            # New work while the store cannot write: a job that needs its first checkpoint written.
+            prime = random_prime(rng, 2**70, 2**100)
+            job = server.call("job/submit", {"kind": "factor", "candidate": str(prime), "bound": str(2**32),
+                                             "progressIntervalMs": 20})["jobId"]
+            server.wait_until(lambda: bool(server.error_events), deadline.left(), "an error event")
+            error = server.error_events[0]
+            assert error["kind"] == "storeWriteFailed", error
+            assert message in error["message"], error
+            # The jobs keep running in memory.
+            seen = server.progress_count
+            server.wait_until(lambda: server.progress_count >= seen + 5 or job in server.finished, deadline.left(),
+                              f"progress while {fault}")
+            figure(f"{fault}: first error event", f"{error['kind']}: {error['message'][:100]}")
+        finally:
+            undo()
+        # The store catches up once it can write again: the job's outcome is written and it is answered after a
+        # restart.
         server.wait_until(lambda: job in server.finished, deadline.left(), "the job's end")
-        figure("disk full: error events while full", len(server.error_events))
+        figure(f"{fault}: error events", len(server.error_events))
         assert server.finished[job][0]["result"]["cofactor"] == str(prime)
         assert server.stop(deadline.left()) == 0
     check_earlier_jobs(state, before, deadline)
     with Server(["--state-dir", str(state)]) as again:
         assert again.call("job/status", {"jobId": job}, deadline.left())["state"] == "succeeded"
-
-
-def test_read_only_state_directory(tmpfs: Path, seed: int) -> None:
-    deadline = Deadline(90, "the read-only scenario")
-    rng = random.Random(seed)
-    state = tmpfs / "state"
-    server, before = store_setup(state, rng, deadline)
-    with server:
-        subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
-        try:
-            prime = random_prime(rng, 2**70, 2**100)
-            job = server.call("job/submit", {"kind": "factor", "candidate": str(prime), "bound": str(2**32),
-                                             "progressIntervalMs": 20})["jobId"]
-            server.wait_until(lambda: server.error_events, deadline.left(), "an error event")
-            error = server.error_events[0]
-            assert error["kind"] == "storeWriteFailed", error
-            assert "Read-only file system" in error["message"], error
-            seen = server.progress_count
-            server.wait_until(lambda: server.progress_count >= seen + 5 or job in server.finished, deadline.left(),
-                              "progress while read-only")
-            figure("read-only: first error event", f"{error['kind']}: {error['message'][:100]}")
-        finally:
-            subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], check=True)
-        server.wait_until(lambda: job in server.finished, deadline.left(), "the job's end")
-        assert server.finished[job][0]["result"]["cofactor"] == str(prime)
-        assert server.stop(deadline.left()) == 0
-    check_earlier_jobs(state, before, deadline)
