@@ -192,8 +192,7 @@ static int fz_check_job(const pk_job *job)
  * holds every prime up to 1.5 x sqrt of the divisors sieved, so a range starting near 2^64 needs a 2 GB
  * table, beyond libFuzzer's memory limit. While fuzzing, a GMP-path job whose next divisor is at or above
  * 2^48 (a base table above 12 MB) is checked and checkpointed but not stepped, so that the fuzzer goes on
- * past such inputs. `make known-bugs` sets PK_FUZZ_KNOWN_BUGS=1, which turns off this and every other
- * allowance for an open bug.
+ * past such inputs. `make known-bugs` sets PK_FUZZ_KNOWN_BUGS=1, which turns this off.
  */
 #define FZ_SIEVE_FROM_LIMIT (UINT64_C(1) << 48)
 
