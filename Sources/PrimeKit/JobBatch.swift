@@ -18,6 +18,8 @@ public final class JobBatch: Sendable {
         var completionHandlers: [@Sendable (BatchOutcome) -> Void] = []
         var waiters: [CheckedContinuation<BatchOutcome, Never>] = []
         var outcome: BatchOutcome?
+        /// The completion handlers are running: `outcome` waits for them (they run before its awaiters resume).
+        var announcing = false
     }
 
     /// The jobs, in submission order.
@@ -68,7 +70,7 @@ public final class JobBatch: Sendable {
         get async {
             await withCheckedContinuation { continuation in
                 let done = state.withLock(anchoredTo: self) { state -> BatchOutcome? in
-                    if let outcome = state.outcome { return outcome }
+                    if let outcome = state.outcome, !state.announcing { return outcome }
                     state.waiters.append(continuation)
                     return nil
                 }
@@ -176,6 +178,7 @@ public final class JobBatch: Sendable {
             }
             let outcome = BatchOutcome(results: results, failed: failed, cancelled: cancelled)
             state.outcome = outcome
+            state.announcing = true
             defer {
                 state.channels = []
                 state.completionHandlers = []
@@ -186,6 +189,12 @@ public final class JobBatch: Sendable {
         }
         for channel in channels { channel.finish() }
         for handler in handlers { handler(outcome) }
-        for waiter in waiters { waiter.resume(returning: outcome) }
+        // Awaiters that came while the handlers ran waited for them too.
+        let late = state.withLock(anchoredTo: self) { state in
+            state.announcing = false
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters + late { waiter.resume(returning: outcome) }
     }
 }

@@ -63,6 +63,8 @@ struct JobCore: Sendable {
     /// The job is in the scheduler's index of pending and paused jobs.
     var indexedAsWaiting = false
     var outcome: JobOutcome?
+    /// The end's callbacks are running: `result` waits for them (they run before its awaiters resume).
+    var announcing = false
     var unmetDependencies = 0
 
     /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box

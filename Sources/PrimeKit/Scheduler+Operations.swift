@@ -150,7 +150,7 @@ extension Scheduler {
 
     func addResultWaiter(_ job: Job, _ continuation: CheckedContinuation<JobResult, any Error>) {
         let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
-            if let outcome = core.outcome { return outcome }
+            if let outcome = core.outcome, !core.announcing { return outcome }
             core.resultWaiters.append(continuation)
             return nil
         }

@@ -251,6 +251,7 @@ extension Scheduler {
             return outcome
         }
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
+        core.announcing = true
         effects.add {
             // Callbacks and observers first, so whoever awaits the result sees them done.
             switch outcome {
@@ -259,10 +260,16 @@ extension Scheduler {
             case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
             }
             for observer in observers { observer.finished(job, outcome) }
+            // Awaiters that came while the callbacks ran waited for them too.
+            let late = job.core.withLock(anchoredTo: job) { core in
+                core.announcing = false
+                defer { core.resultWaiters = [] }
+                return core.resultWaiters
+            }
             switch outcome {
-            case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
-            case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
-            case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
+            case .success(let result): for waiter in resultWaiters + late { waiter.resume(returning: result) }
+            case .failure(let error): for waiter in resultWaiters + late { waiter.resume(throwing: error) }
+            case .cancelled: for waiter in resultWaiters + late { waiter.resume(throwing: CancellationError()) }
             }
             for waiter in pauseWaiters { waiter.resume(throwing: notFinishedYet) }
             for waiter in checkpointWaiters {
