@@ -100,7 +100,11 @@ import Testing
         let after = try await server.request("ping", id: 3)
         #expect(after["id"] == .number("3") && after["result"] == .object([:]))
         let grown = server.residentKiB - before
-        #expect(grown < 24 * 1024, "resident memory grew by \(grown) KiB for a 40 MB line (limit 16 MiB)")
+        // AddressSanitizer keeps freed memory in quarantine (256 MB by default): an instrumented server's resident
+        // memory says nothing about buffering.
+        if dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") == nil {
+            #expect(grown < 24 * 1024, "resident memory grew by \(grown) KiB for a 40 MB line (limit 16 MiB)")
+        }
         server.closeInput()
         #expect(await server.exitStatus() == 0)
     }
