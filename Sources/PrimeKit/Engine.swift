@@ -217,8 +217,13 @@ public final class Engine: Sendable {
     private func announce(_ jobs: [Job]) {
         let subscribers = published.current
         if subscribers.contains(where: { $0.mask.contains(.lifecycle) }) {
-            let events = jobs.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
-            for subscriber in subscribers { subscriber.offer(lifecycle: events) }
+            // Every mailbox keeps at most `mailboxCapacity` lifecycle events: older announcements would only be
+            // counted as dropped, so only the newest are made.
+            let kept = jobs.suffix(max(1, options.mailboxCapacity))
+            let events = kept.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
+            for subscriber in subscribers {
+                subscriber.offer(lifecycle: events, droppedBefore: jobs.count - kept.count)
+            }
         }
     }
 
@@ -247,7 +252,7 @@ public final class Engine: Sendable {
             ends.reserveCapacity(finished.count)
             var withErrors = false
             var completions: [JobCompletion] = []
-            completions.reserveCapacity(finished.count)
+            if store != nil { completions.reserveCapacity(finished.count) }
             for (job, outcome) in finished {
                 let ending: JobCompletion.Outcome
                 switch outcome {
@@ -256,7 +261,7 @@ public final class Engine: Sendable {
                 case .cancelled(let reason): ending = .cancelled(reason)
                 }
                 let completion = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: ending)
-                completions.append(completion)
+                if store != nil { completions.append(completion) }
                 ends.append(.finished(completion))
                 if case .failure(let error) = outcome {
                     ends.append(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",

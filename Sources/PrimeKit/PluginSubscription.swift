@@ -103,12 +103,13 @@ final class PluginSubscription: @unchecked Sendable {
 
     /// Offers lifecycle events, of which only the newest ``capacity`` can survive: the older ones are counted as
     /// dropped without being queued first (a batch submission announces thousands of jobs at once).
-    func offer(lifecycle events: [EngineEvent]) {
+    /// `droppedBefore` counts older announcements of the same batch that were never made.
+    func offer(lifecycle events: [EngineEvent], droppedBefore: Int) {
         condition.lock()
         defer { condition.unlock() }
         guard !closed, streams.contains(.lifecycle) else { return }
         let kept = events.suffix(capacity)
-        dropped += events.count - kept.count
+        dropped += droppedBefore + events.count - kept.count
         for event in kept { append(event) }
     }
 
