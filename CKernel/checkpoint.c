@@ -31,7 +31,7 @@
 #define PK_CHECKPOINT_MAGIC "primekit-checkpoint "
 #define PK_CHECKPOINT_VERSION 1
 
-static uint64_t fnv1a(const char *s, size_t n)
+uint64_t pk_checkpoint_checksum(const char *s, size_t n)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (size_t i = 0; i < n; i++) {
@@ -144,7 +144,7 @@ static int render(const pk_job *job, sbuf *out)
     }
     sb_text(&b, "\n");
     if (!b.failed) {
-        snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)fnv1a(b.s, b.len));
+        snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pk_checkpoint_checksum(b.s, b.len));
         sb_text(&b, line);
     }
     if (b.failed) {
@@ -449,7 +449,7 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
     if (cklen != 9 + 16 || memcmp(ck, "checksum ", 9) != 0)
         return PK_E_CHECKPOINT;
     uint64_t want;
-    if (parse_hex64(ck + 9, 16, &want) != PK_OK || fnv1a(text, last) != want)
+    if (parse_hex64(ck + 9, 16, &want) != PK_OK || pk_checkpoint_checksum(text, last) != want)
         return PK_E_CHECKPOINT;
 
     pk_job *job = pk_job_alloc();

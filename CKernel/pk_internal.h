@@ -249,6 +249,9 @@ void pk_tdgmp_release(pk_job *job);
 int pk_tdgmp_flush(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
+/* FNV-1a 64 of a checkpoint's bytes before its checksum line (the value that line holds). */
+uint64_t pk_checkpoint_checksum(const char *s, size_t n);
+
 /* Reopen a window from a checkpoint with the given residue. */
 int pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work,
                             const mpz_t residue);
