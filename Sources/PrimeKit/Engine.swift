@@ -159,18 +159,9 @@ public final class Engine: Sendable {
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
         let prepared = try prepare(request)
-        var tracked: Job?
-        do {
-            let job = try queue.submit(prepared) { job in
-                track([job])
-                tracked = job
-            }
-            announce([job])
-            return job
-        } catch {
-            if let tracked { store?.untrack([tracked]) }
-            throw error
-        }
+        return try submitTracked { (track) throws(PrimeKitError) in
+            [try queue.submit(prepared) { track([$0]) }]
+        }[0]
     }
 
     /// Submits many jobs under one lock (all or none): the fast path for large numbers of small jobs.
@@ -179,10 +170,20 @@ public final class Engine: Sendable {
         var prepared: [JobRequest] = []
         prepared.reserveCapacity(requests.count)
         for request in requests { prepared.append(try prepare(request)) }
+        return try submitTracked { (track) throws(PrimeKitError) in
+            try queue.submit(contentsOf: prepared, beforeRegistering: track)
+        }
+    }
+
+    /// Runs a queue submission whose `track` argument must see the jobs before they can run: the store follows
+    /// them from then on (so it hears of every end), and forgets them if the submission fails. Then announces them.
+    private func submitTracked(_ submit: (_ track: ([Job]) -> Void) throws(PrimeKitError) -> [Job])
+        throws(PrimeKitError) -> [Job]
+    {
         var tracked: [Job] = []
         do {
-            let jobs = try queue.submit(contentsOf: prepared) { jobs in
-                track(jobs)
+            let jobs = try submit { jobs in
+                if let store { for job in jobs { store.track(job, key: StoreRecord.newKey()) } }
                 tracked = jobs
             }
             announce(jobs)
@@ -206,12 +207,6 @@ public final class Engine: Sendable {
         var request = request
         if request.progressInterval == .milliseconds(250) { request.progressInterval = effective.progressInterval }
         return request
-    }
-
-    /// The store follows the jobs from before they can run, so it hears of every end.
-    private func track(_ jobs: [Job]) {
-        guard let store else { return }
-        for job in jobs { store.track(job, key: StoreRecord.newKey()) }
     }
 
     private func announce(_ jobs: [Job]) {
