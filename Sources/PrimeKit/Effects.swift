@@ -21,8 +21,6 @@ struct Effects: Sendable {
         progress.append(snapshot)
     }
 
-    var isEmpty: Bool { actions.isEmpty && tap == nil }
-
     /// The tap first, so it has seen a job's end before anyone awaiting that job resumes.
     func run() {
         tap?.receive(finished: finished, progress: progress)

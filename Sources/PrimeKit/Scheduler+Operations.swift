@@ -6,8 +6,8 @@ import Synchronization
 extension Scheduler {
     // MARK: - Submission
 
-    /// Creates and registers jobs; they start as soon as their dependencies allow.
-    /// Submits jobs; `beforeRegistering` sees their handles before any of them can run.
+    /// Creates and registers jobs; they start as soon as their dependencies allow. `beforeRegistering` sees their
+    /// handles before any of them can run.
     func submit(_ prepared: [PreparedJob], beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError)
         -> [Job]
     {
