@@ -164,7 +164,7 @@ public final class JobBatch: Sendable {
     }
 
     private func complete() {
-        let (outcome, channels, handlers, waiters) = state.withLock(anchoredTo: self) { state in
+        let (outcome, channels, handlers) = state.withLock(anchoredTo: self) { state in
             var results: [JobID: JobResult] = [:]
             var failed: [Job] = []
             var cancelled: [Job] = []
@@ -182,19 +182,18 @@ public final class JobBatch: Sendable {
             defer {
                 state.channels = []
                 state.completionHandlers = []
-                state.waiters = []
                 state.progressHandlers = []
             }
-            return (outcome, state.channels, state.completionHandlers, state.waiters)
+            return (outcome, state.channels, state.completionHandlers)
         }
         for channel in channels { channel.finish() }
         for handler in handlers { handler(outcome) }
-        // Awaiters that came while the handlers ran waited for them too.
-        let late = state.withLock(anchoredTo: self) { state in
+        // The awaiters, including those that came while the handlers ran, are taken only now.
+        let waiters = state.withLock(anchoredTo: self) { state in
             state.announcing = false
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters + late { waiter.resume(returning: outcome) }
+        for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }

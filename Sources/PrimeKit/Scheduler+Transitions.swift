@@ -227,7 +227,6 @@ extension Scheduler {
         core.cancelRequest = nil
         core.pauseRequest = nil
 
-        let resultWaiters = core.resultWaiters
         let pauseWaiters = core.pauseWaiters
         let checkpointWaiters = core.checkpointWaiters
         let channels = core.channels
@@ -235,7 +234,6 @@ extension Scheduler {
         let failureHandlers = core.failureHandlers
         let observers = core.observers
         let saved = core.savedCheckpoint
-        core.resultWaiters = []
         core.pauseWaiters = []
         core.checkpointWaiters = []
         core.channels = []
@@ -246,7 +244,7 @@ extension Scheduler {
 
         for channel in channels { channel.finish() }
         // Nothing to tell anybody (the common case for small jobs): no closure at all.
-        if resultWaiters.isEmpty && pauseWaiters.isEmpty && checkpointWaiters.isEmpty && successHandlers.isEmpty
+        if core.resultWaiters.isEmpty && pauseWaiters.isEmpty && checkpointWaiters.isEmpty && successHandlers.isEmpty
             && failureHandlers.isEmpty && observers.isEmpty {
             return outcome
         }
@@ -260,16 +258,16 @@ extension Scheduler {
             case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
             }
             for observer in observers { observer.finished(job, outcome) }
-            // Awaiters that came while the callbacks ran waited for them too.
-            let late = job.core.withLock(anchoredTo: job) { core in
+            // The result's awaiters, including those that came while the callbacks ran, are taken only now.
+            let resultWaiters = job.core.withLock(anchoredTo: job) { core in
                 core.announcing = false
                 defer { core.resultWaiters = [] }
                 return core.resultWaiters
             }
             switch outcome {
-            case .success(let result): for waiter in resultWaiters + late { waiter.resume(returning: result) }
-            case .failure(let error): for waiter in resultWaiters + late { waiter.resume(throwing: error) }
-            case .cancelled: for waiter in resultWaiters + late { waiter.resume(throwing: CancellationError()) }
+            case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
+            case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
+            case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
             }
             for waiter in pauseWaiters { waiter.resume(throwing: notFinishedYet) }
             for waiter in checkpointWaiters {
