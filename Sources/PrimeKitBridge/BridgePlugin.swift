@@ -178,18 +178,8 @@ extension BridgeServer {
     /// The handle of a job the bridge submitted: a job can finish inside `engine.submit` (a dependency already
     /// cancelled), before the submitting thread has registered it, so wait for that (a few microseconds).
     private func registeredJob(_ id: JobID) -> Job? {
-        let deadline = Date().addingTimeInterval(2)
         if let job = registry.withLock(anchoredTo: self, { $0.live[id] }) { return job }
-        settled.lock()
-        registry.withLock(anchoredTo: self) { $0.settledWaiters += 1 }
-        defer {
-            registry.withLock(anchoredTo: self) { $0.settledWaiters -= 1 }
-            settled.unlock()
-        }
-        while true {
-            if let job = registry.withLock(anchoredTo: self, { $0.live[id] }) { return job }
-            if !settled.wait(until: deadline) { return nil }
-        }
+        return waitForRegistry(timeout: 2) { $0.live[id] }
     }
 
     /// Runs async work from a thread that may block (a plugin's delivery thread, the request reader).

@@ -268,6 +268,12 @@ extension BridgeServer {
 
     /// Waits until no job the bridge lists as unfinished has finished without its notification being queued.
     func waitUntilSettled(timeout seconds: Double) {
+        _ = waitForRegistry(timeout: seconds) { $0.live.values.contains { $0.state.isFinished } ? nil : () }
+    }
+
+    /// Waits until `found` (read under the registry's lock) gives a value, or `seconds` pass (nil then). The
+    /// waiter is counted meanwhile, so whoever changes the registry knows to wake it.
+    func waitForRegistry<T>(timeout seconds: Double, _ found: (Registry) -> T?) -> T? {
         let deadline = Date().addingTimeInterval(seconds)
         settled.lock()
         registry.withLock(anchoredTo: self) { $0.settledWaiters += 1 }
@@ -275,8 +281,9 @@ extension BridgeServer {
             registry.withLock(anchoredTo: self) { $0.settledWaiters -= 1 }
             settled.unlock()
         }
-        while registry.withLock(anchoredTo: self, { $0.live.values.contains { $0.state.isFinished } }) {
-            if !settled.wait(until: deadline) { return }
+        while true {
+            if let value = registry.withLock(anchoredTo: self, { found($0) }) { return value }
+            if !settled.wait(until: deadline) { return nil }
         }
     }
 }
