@@ -241,7 +241,7 @@ final class PluginSubscription: @unchecked Sendable {
     private func deliver(_ batch: [Run], to target: Plugin?) -> Bool {
         var running = false  // `receiving` is set
         defer { if running { receiving.store(false, ordering: .releasing) } }
-        func deliver(_ event: EngineEvent) -> Bool {
+        func deliverOne(_ event: EngineEvent) -> Bool {
             // Never deliver while `stop()` is being asked, nor after the plugin stopped. `receiving` is set before
             // the flags are read and `hold()` sets its flag before reading `receiving` (both sequentially
             // consistent), so either this delivery sees the hold or the holder sees it running — and then waits
@@ -267,9 +267,9 @@ final class PluginSubscription: @unchecked Sendable {
         for run in batch {
             switch run {
             case .one(let event):
-                guard deliver(event) else { return false }
+                guard deliverOne(event) else { return false }
             case .many(let events):
-                for event in events { guard deliver(event) else { return false } }
+                for event in events { guard deliverOne(event) else { return false } }
             }
         }
         return true

@@ -22,7 +22,8 @@ extension BridgeServer {
             // A job finishing on a worker while the reset runs may succeed after all: list only jobs that ended
             // cancelled (the others get their job/finished with their result).
             let cancelled = await engine.queue.reset().sorted().filter { id in
-                registry.withLock(anchoredTo: self) { ($0.live[id]?.state ?? $0.finished[id]?.state) ?? .cancelled } == .cancelled
+                let state = registry.withLock(anchoredTo: self) { $0.live[id]?.state ?? $0.finished[id]?.state }
+                return (state ?? .cancelled) == .cancelled
             }
             return .ok { out in
                 out.key("cancelled")
