@@ -38,8 +38,10 @@ extension Scheduler {
         s.clock += 1
         let budget = s.budget
         return entry.job.core.withLock(anchoredTo: entry.job) { core in
-            core.pieces[entry.piece].queued = false
-            core.pieces[entry.piece].onWorker = true
+            core.pieces.update(entry.piece) {
+                $0.queued = false
+                $0.onWorker = true
+            }
             if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
             let piece = core.pieces[entry.piece]
             return Assignment(
@@ -55,7 +57,7 @@ extension Scheduler {
         entry.job.core.withLock(anchoredTo: entry.job) { core in
             guard core.pieces[entry.piece].queued, core.pieces[entry.piece].token == entry.token else { return false }
             if core.holdRequested || !(core.state == .ready || core.state == .running) {
-                core.pieces[entry.piece].queued = false
+                core.pieces.update(entry.piece) { $0.queued = false }
                 return false
             }
             return true
@@ -66,8 +68,11 @@ extension Scheduler {
     func enqueue(_ job: Job, _ core: inout JobCore, piece: Int, front: Bool, _ s: inout SchedulerState,
                          _ effects: inout Effects) {
         s.nextToken += 1
-        core.pieces[piece].token = s.nextToken
-        core.pieces[piece].queued = true
+        let token = s.nextToken
+        core.pieces.update(piece) {
+            $0.token = token
+            $0.queued = true
+        }
         let entry = ReadyEntry(job: job, piece: piece, token: s.nextToken, enqueuedAt: s.clock)
         let level = core.priority.rawValue
         if front { s.levels[level].prepend(entry) } else { s.levels[level].append(entry) }
@@ -92,7 +97,7 @@ extension Scheduler {
         }
         // Every piece finished (a restored checkpoint of a finished job): step one to collect the answer.
         if !any, core.piecesOnWorkers == 0, !core.merging, core.pieces.allSatisfy(\.finished) {
-            core.pieces[0].finished = false
+            core.pieces.update(0) { $0.finished = false }
             enqueue(job, &core, piece: 0, front: front, &s, &effects)
         }
     }

@@ -12,9 +12,11 @@ extension Scheduler {
         case .stepped(let job, let piece, let step, let progress, let factors, let elapsed, let units):
             if step == .more { calibrate(elapsed: elapsed, units: units, &s) }
             let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
-                core.pieces[piece].onWorker = false
-                core.pieces[piece].progress = progress
-                if let factors { core.pieces[piece].factors = factors }
+                core.pieces.update(piece) {
+                    $0.onWorker = false
+                    $0.progress = progress
+                    if let factors { $0.factors = factors }
+                }
                 if core.holdRequested || core.state != .running {
                     return settle(job, &core, &s, &effects)
                 }
@@ -28,14 +30,16 @@ extension Scheduler {
         case .finished(let job, let piece, let progress, let factors, let result):
             var mergeKernels: [KernelJob]?
             let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
-                core.pieces[piece].onWorker = false
-                core.pieces[piece].finished = true
-                core.pieces[piece].progress = progress
-                if let factors { core.pieces[piece].factors = factors }
-                if let result {
+                core.pieces.update(piece) {
+                    $0.onWorker = false
+                    $0.finished = true
+                    $0.progress = progress
+                    if let factors { $0.factors = factors }
                     if case .success(let answer) = result, let found = answer.factorization?.factors {
-                        core.pieces[piece].factors = found
+                        $0.factors = found
                     }
+                }
+                if let result {
                     return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
                 }
                 if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
@@ -53,7 +57,7 @@ extension Scheduler {
 
         case .failed(let job, let piece, let error):
             let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
-                core.pieces[piece].onWorker = false
+                core.pieces.update(piece) { $0.onWorker = false }
                 if core.pendingFailure == nil { core.pendingFailure = error }
                 if core.piecesOnWorkers == 0 { return settle(job, &core, &s, &effects) }
                 interruptPieces(core, &effects)
@@ -132,7 +136,7 @@ extension Scheduler {
             } else {
                 kernel = try KernelJob.create(candidate: job.candidate, from: piece.from, bound: piece.bound,
                                               limits: limits)
-                if keep { core.pieces[index].kernel = kernel }
+                if keep { core.pieces.update(index) { $0.kernel = kernel } }
             }
             pieces.append(Checkpoint.Piece(from: piece.from, bound: piece.bound, kernelText: try kernel.checkpoint()))
         }
@@ -140,7 +144,7 @@ extension Scheduler {
     }
 
     func unqueueAll(_ core: inout JobCore) {
-        for index in core.pieces.indices { core.pieces[index].queued = false }
+        for index in core.pieces.indices { core.pieces.update(index) { $0.queued = false } }
     }
 
     /// Interrupts every piece a worker is stepping (after the locks are released).
@@ -223,7 +227,7 @@ extension Scheduler {
         core.outcome = outcome
         // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
         if let tap = s.tap { effects.tap(tap, finished: job, outcome) }
-        for index in core.pieces.indices { core.pieces[index].kernel = nil }
+        for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
         core.cancelRequest = nil
         core.pauseRequest = nil
 

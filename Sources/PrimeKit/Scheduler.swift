@@ -159,7 +159,7 @@ final class Scheduler: Sendable {
             }
             // Publish the kernel so pause and cancel can interrupt it; they may already be waiting.
             let held = job.core.withLock(anchoredTo: job) { core in
-                core.pieces[assignment.piece].kernel = kernel
+                core.pieces.update(assignment.piece) { $0.kernel = kernel }
                 return core.holdRequested
             }
             if held {
@@ -186,7 +186,7 @@ final class Scheduler: Sendable {
             // `kernel` goes out of scope, not under the queue's lock when the report is applied. Until then the
             // piece is still on this worker, so nobody else needs the kernel (interrupting a done job is moot).
             job.core.withLock(anchoredTo: job) { core in
-                if core.pieces[assignment.piece].kernel === kernel { core.pieces[assignment.piece].kernel = nil }
+                core.pieces.update(assignment.piece) { if $0.kernel === kernel { $0.kernel = nil } }
             }
             return .finished(job, piece: assignment.piece, progress, factors: nil, result: result)
         }
