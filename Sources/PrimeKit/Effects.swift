@@ -4,7 +4,7 @@ struct Effects: Sendable {
     private var actions: [@Sendable () -> Void] = []
     /// What the queue's tap gets from this trip into the lock: one call for all of it.
     private var tap: QueueTap?
-    private var finished: [(Job, JobOutcome)] = []
+    private var finished: [QueueTap.Ending] = []
     private var progress: [JobProgress] = []
 
     mutating func add(_ action: @escaping @Sendable () -> Void) {
@@ -13,7 +13,7 @@ struct Effects: Sendable {
 
     mutating func tap(_ tap: QueueTap, finished job: Job, _ outcome: JobOutcome) {
         self.tap = tap
-        finished.append((job, outcome))
+        finished.append(QueueTap.Ending(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: outcome))
     }
 
     mutating func tap(_ tap: QueueTap, progress snapshot: JobProgress) {
@@ -31,13 +31,22 @@ struct Effects: Sendable {
 /// A queue-wide observer (the engine's): every job's end, and progress snapshots while ``SchedulerState/tapProgress``
 /// is set, in batches — one call per trip a worker or caller makes into the queue's lock, after the lock is released.
 final class QueueTap: Sendable {
-    private let handler: @Sendable (_ finished: [(Job, JobOutcome)], _ progress: [JobProgress]) -> Void
+    /// A job's end as the tap sees it: what it was and how it ended, not the job itself — holding the job would
+    /// make the tap, on whichever thread runs it, the one that frees the job.
+    struct Ending: Sendable {
+        let jobID: JobID
+        let kind: JobKind
+        let candidate: String
+        let outcome: JobOutcome
+    }
 
-    init(_ handler: @escaping @Sendable (_ finished: [(Job, JobOutcome)], _ progress: [JobProgress]) -> Void) {
+    private let handler: @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void
+
+    init(_ handler: @escaping @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void) {
         self.handler = handler
     }
 
-    func receive(finished: [(Job, JobOutcome)], progress: [JobProgress]) {
+    func receive(finished: [Ending], progress: [JobProgress]) {
         handler(finished, progress)
     }
 }

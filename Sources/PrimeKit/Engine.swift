@@ -248,19 +248,19 @@ public final class Engine: Sendable {
             var withErrors = false
             var completions: [JobCompletion] = []
             if store != nil { completions.reserveCapacity(finished.count) }
-            for (job, outcome) in finished {
+            for end in finished {
                 let ending: JobCompletion.Outcome
-                switch outcome {
+                switch end.outcome {
                 case .success(let result): ending = .succeeded(result)
                 case .failure(let error): ending = .failed(error)
                 case .cancelled(let reason): ending = .cancelled(reason)
                 }
-                let completion = JobCompletion(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: ending)
+                let completion = JobCompletion(jobID: end.jobID, kind: end.kind, candidate: end.candidate, outcome: ending)
                 if store != nil { completions.append(completion) }
                 ends.append(.finished(completion))
-                if case .failure(let error) = outcome {
-                    ends.append(.error(EngineError(.jobFailed, "job \(job.id) failed: \(error.message)",
-                                                   jobID: job.id, underlying: error)))
+                if case .failure(let error) = end.outcome {
+                    ends.append(.error(EngineError(.jobFailed, "job \(end.jobID) failed: \(error.message)",
+                                                   jobID: end.jobID, underlying: error)))
                     withErrors = true
                 }
             }

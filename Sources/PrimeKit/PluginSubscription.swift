@@ -49,6 +49,10 @@ final class PluginSubscription: @unchecked Sendable {
     /// The delivery thread waits for events: the next producer signals it (once).
     private var sleeping = false
     private var threadEnded = false
+    /// Runs of events this subscriber has delivered, handed back so that a producer releases them: the last
+    /// reference to an event then goes away on a worker thread, where it was allocated, instead of on a delivery
+    /// thread (freeing memory of another thread's arena costs the allocator a lock and its locality).
+    private var delivered: [[EngineEvent]] = []
 
     init(plugin: Plugin, capacity: Int) {
         self.plugin = plugin
@@ -85,8 +89,15 @@ final class PluginSubscription: @unchecked Sendable {
     /// Offers one batch of the queue's tap under one lock: progress snapshots (coalesced per job as usual), then
     /// the ends of jobs — `.finished` events, and `.error` ones when `withErrors` — which stay one slot.
     func offer(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
+        var released: [[EngineEvent]] = []
         condition.lock()
-        defer { condition.unlock() }
+        swap(&released, &delivered)
+        offerLocked(progress: progress, ends: ends, withErrors: withErrors)
+        condition.unlock()
+        withExtendedLifetime(released) {}  // released here, outside the lock
+    }
+
+    private func offerLocked(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
         for event in progress { append(event) }
         guard !closed, !ends.isEmpty else { return }
         let wanted = streams.intersection([.results, .errors])
@@ -196,9 +207,14 @@ final class PluginSubscription: @unchecked Sendable {
     private func deliverLoop() {
         var batch: [Run] = []
         batch.reserveCapacity(Self.batchLimit)
+        var spent: [[EngineEvent]] = []
         var busy = false
         while true {
             condition.lock()
+            if !spent.isEmpty {
+                if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
+                spent.removeAll(keepingCapacity: true)
+            }
             if busy && !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
                 // Just delivered a batch of a steady stream: nap without asking producers to signal, so the stream
                 // is taken in batches instead of a futex wake-up per event (with eight plugins on two cores, a
@@ -228,6 +244,7 @@ final class PluginSubscription: @unchecked Sendable {
             let target = plugin
             condition.unlock()
             let ended = !deliver(batch, to: target)
+            for case .many(let events) in batch { spent.append(events) }
             batch.removeAll(keepingCapacity: true)
             if ended { break }
         }
@@ -269,7 +286,7 @@ final class PluginSubscription: @unchecked Sendable {
             case .one(let event):
                 guard deliverOne(event) else { return false }
             case .many(let events):
-                for event in events { guard deliverOne(event) else { return false } }
+                for index in events.indices { guard deliverOne(events[index]) else { return false } }
             }
         }
         return true
@@ -284,6 +301,7 @@ final class PluginSubscription: @unchecked Sendable {
             slots.removeAll()
             optional.removeAll()
             latestProgress.removeAll()
+            delivered.removeAll()
             streams = .none
             if !started {
                 threadEnded = true
