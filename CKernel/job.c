@@ -321,6 +321,8 @@ int pk_job_step(pk_job *job, uint64_t budget)
             int rc = pk_tdgmp_flush(job); /* an open window is checked first */
             if (rc < 0)
                 return rc;
+            if (rc == PK_PATH_INTERRUPT)
+                return PK_INTERRUPTED;
             if (mpz_cmp_ui(job->cof, 1) != 0 && job->next <= job->eff_bound)
                 continue;
             rc = pk_job_finish(job);

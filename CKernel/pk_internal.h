@@ -156,7 +156,137 @@ size_t pk_decimal_length(const mpz_t v);
 /* mpz to decimal under the caller-buffer convention. */
 int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 
+/* ------------------------------------------------------------ pieces */
+
+/* Long GMP work in pieces of bounded size (pieces.c). Every *_piece call does
+   one piece and keeps its progress in the state, so a caller can stop between
+   pieces and continue later. `cap` is the largest operand, in limbs, of any
+   multiplication a piece does. */
+
+/* Nonzero when the caller should stop (pk_gcd_run returns after it). */
+typedef int (*pk_poll_fn)(void *ctx);
+
+typedef struct pk_mulp {
+    size_t i;                   /* pieces of the current product done */
+    size_t max_limbs;           /* largest operand of any piece so far (statistics, tests) */
+} pk_mulp;
+
+/* rop = x·y, one slice product per call; 1 when rop holds the product. rop
+   must be distinct from x, y and tmp, and untouched between calls. */
+int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *st, mpz_t tmp);
+
+/* x·y by Karatsuba over pieces of at most cap limbs (pieces.c); out must be
+   distinct from x and y, which stay unchanged until the product is done. */
+#define PK_KMUL_DEPTH 24u
+typedef struct pk_kframe {
+    mpz_ptr out;
+    mpz_srcptr x, y;
+    mpz_t x0, x1, y0, y1;       /* read-only views of x and y */
+    mpz_t sx, sy, z0, z1, z2;
+    size_t h;
+    int phase;
+} pk_kframe;
+
+typedef struct pk_kmul {
+    pk_kframe fr[PK_KMUL_DEPTH];
+    unsigned depth;
+    size_t cap;
+    size_t max_limbs;           /* largest operand of any piece so far (statistics, tests) */
+} pk_kmul;
+
+void pk_kmul_init(pk_kmul *k);
+void pk_kmul_clear(pk_kmul *k);
+void pk_kmul_start(pk_kmul *k, mpz_t out, const mpz_t x, const mpz_t y, size_t cap);
+/* One piece; 1 when out = x·y. */
+int pk_kmul_piece(pk_kmul *k);
+
+/* A modulus m with its Barrett reciprocal mu = floor(2^(2n) / m), n = bits of m. */
+typedef struct pk_modulus {
+    mpz_t m, mu;
+    size_t n, cap;
+    int ready;                  /* mu computed */
+    /* Newton's iteration: precisions ks[nk] (base) up to ks[0] = n. */
+    size_t ks[64];
+    unsigned nk, ki;
+    int phase;
+    pk_mulp mp;
+    mpz_t r, t1, t2, tmp;
+} pk_modulus;
+
+void pk_modulus_init(pk_modulus *md);
+void pk_modulus_clear(pk_modulus *md);
+void pk_modulus_set(pk_modulus *md, const mpz_t m, size_t cap);
+/* One piece of computing mu; 1 when ready. */
+int pk_modulus_piece(pk_modulus *md);
+
+/* x mod m from the top, in blocks of up to 64·cap bits (Barrett with mu). */
+typedef struct pk_reduce {
+    size_t pos;                 /* low bits of x not yet taken */
+    size_t c;                   /* the current block's bits */
+    int phase;
+    pk_mulp mp;
+    mpz_t r;                    /* the remainder so far; the result when done */
+    mpz_t x, q, t, mu_c;
+} pk_reduce;
+
+void pk_reduce_init(pk_reduce *rd);
+void pk_reduce_clear(pk_reduce *rd);
+/* Start reducing x (>= 0); md must be ready. */
+void pk_reduce_start(pk_reduce *rd, const mpz_t x, const pk_modulus *md);
+/* One piece; 1 when rd->r = x mod m. x must be the same number every call. */
+int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp);
+
+/* A gcd in pieces: a half-gcd recursion on an explicit stack of frames. */
+typedef struct pk_gcd_frame {
+    mpz_t a, b;                 /* the pair, a >= b >= 0 */
+    mpz_t m[4];                 /* (start pair) = M·(a, b): m00 m01 m10 m11; not at the root */
+    mpz_t t[4];                 /* products while a child's matrix is applied */
+    int det;                    /* det M = ±1 */
+    int track;                  /* M is kept (every frame but the root) */
+    int phase, force_div;
+    size_t stop;                /* done when b has at most this many bits */
+    size_t na;                  /* bits of a when the child was started */
+    size_t p;                   /* the child's slice: the bits of a, b above 2^p */
+} pk_gcd_frame;
+
+typedef struct pk_gcd {
+    pk_gcd_frame *fr;
+    unsigned depth, nfr;
+    size_t cap;
+    pk_mulp mp;
+    mpz_t tmp;
+    uint64_t pieces;            /* pieces done, ever (statistics, tests) */
+} pk_gcd;
+
+void pk_gcd_init(pk_gcd *g);
+void pk_gcd_clear(pk_gcd *g);
+int pk_gcd_start(pk_gcd *g, const mpz_t a, const mpz_t b, size_t cap);
+/* Pieces until done (1, the gcd in out) or until poll returns nonzero
+   (0; call again to continue). PK_E_NOMEM when memory runs out. poll may be
+   NULL; it is called before every piece. */
+int pk_gcd_run(pk_gcd *g, mpz_t out, pk_poll_fn poll, void *ctx);
+
 /* ------------------------------------------------------------ job */
+
+/* Window work in pieces (td_gmp.c): nodes paired, then the window check —
+   the window's nodes folded one by one into a residue modulo the cofactor,
+   then the gcd of the two. */
+typedef struct pk_flush {
+    int stage;                  /* PK_FLUSH_* */
+    int fold_phase;
+    int acc_set;                /* acc holds the product of the nodes folded so far, mod cof */
+    size_t cap;                 /* limbs per multiplication piece */
+    mpz_t acc, y, tmp, g;
+    pk_mulp mp;
+    pk_modulus md;              /* the cofactor and its reciprocal, kept while cof is unchanged */
+    pk_reduce rd;
+    pk_gcd gcd;
+    /* Pairing two nodes larger than a piece (only with a cache, which keeps
+       the result): Karatsuba over pieces into pz. */
+    int pairing;
+    pk_kmul km;
+    mpz_t pz;
+} pk_flush;
 
 /* The nodes of an open GMP window (td_gmp.c). */
 typedef struct pk_window_stack {
@@ -209,6 +339,16 @@ struct pk_job {
     unsigned win_depth;
     struct pk_window_stack *ws; /* allocated on the first window */
     int no_window;              /* force word products (splitting a gcd) */
+    struct pk_flush *fl;        /* the window check in progress; allocated on the first */
+    /* A segment product being built in pieces: the primes of [rp_lo, rp_hi)
+       packed into rp_words words of tree[], paired level by level. */
+    int rp_active;
+    uint64_t rp_lo, rp_hi;
+    long rp_count;
+    size_t rp_words;
+    /* Polls of the interrupt flag between pieces of window work; tests set
+       poll_trap to have the flag raised at that poll (as another thread would). */
+    uint64_t polls, poll_trap;
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
     pk_sieve sieve;
@@ -245,7 +385,9 @@ int pk_td_word(pk_job *job, uint64_t *budget);
 int pk_tdgmp(pk_job *job, uint64_t *budget);
 void pk_tdgmp_release(pk_job *job);
 
-/* Close an open window: gcd, split, divide out. */
+/* Close an open window: fold, gcd, split, divide out. PK_OK, a negative
+   error, or PK_PATH_INTERRUPT (interrupt consumed; the check continues from
+   where it stopped on the next call). */
 int pk_tdgmp_flush(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);

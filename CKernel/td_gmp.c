@@ -40,6 +40,24 @@
 /* A window does a prime's work in a fraction of a word-product read: its
    units are scaled so that a unit costs about the same time on both. */
 #define PK_WINDOW_UNIT_DIVISOR 8u
+/* Operands of the multiplications of window work, in limbs: the cofactor's
+   size, clamped to [PK_PIECE_MIN_LIMBS, PK_PIECE_MAX_LIMBS]. */
+#ifndef PK_PIECE_NUM
+#define PK_PIECE_NUM 1u
+#define PK_PIECE_DEN 1u
+#endif
+#ifndef PK_PIECE_MIN_LIMBS
+#define PK_PIECE_MIN_LIMBS 4096u
+#endif
+#ifndef PK_PIECE_MAX_LIMBS
+#define PK_PIECE_MAX_LIMBS 65536u
+#endif
+/* With a cache, nodes are paired up to operands of this many pieces. */
+#ifndef PK_PAIR_PIECES
+#define PK_PAIR_PIECES 6u
+#endif
+
+static void free_flush(pk_job *job);
 
 void pk_tdgmp_release(pk_job *job)
 {
@@ -56,6 +74,8 @@ void pk_tdgmp_release(pk_job *job)
     free(job->tree);
     job->tree = NULL;
     job->tree_cap = 0;
+    job->rp_active = 0;
+    free_flush(job);
     if (job->ws) {
         for (unsigned i = 0; i < 64; i++)
             mpz_clear(job->ws->node[i]);
@@ -190,6 +210,27 @@ static int word_products(pk_job *job, uint64_t *budget)
 
 /* ---------------------------------------------------------------- windows */
 
+/* Limbs per multiplication piece of window work on a cofactor of `limbs`
+   limbs: the cofactor's own size (a piece is then about one product of
+   cofactor-sized numbers), but at most PK_PIECE_MAX_LIMBS. */
+static size_t piece_limbs(size_t limbs)
+{
+    size_t cap = (limbs * PK_PIECE_NUM) / PK_PIECE_DEN;
+    if (cap > PK_PIECE_MAX_LIMBS)
+        cap = PK_PIECE_MAX_LIMBS;
+    return cap < PK_PIECE_MIN_LIMBS ? PK_PIECE_MIN_LIMBS : cap;
+}
+
+/* Poll between pieces: consumes the interrupt like every other path. */
+static int window_poll(void *ctx)
+{
+    pk_job *job = ctx;
+    job->polls++;
+    if (job->poll_trap && job->polls == job->poll_trap)
+        pk_job_interrupt(job);
+    return pk_job_take_interrupt(job);
+}
+
 static int ensure_tree(pk_job *job, size_t n)
 {
     if (n <= job->tree_cap)
@@ -204,57 +245,103 @@ static int ensure_tree(pk_job *job, size_t n)
     return PK_OK;
 }
 
-/* The product of the primes of [lo, hi) into out; returns the count or -1. */
+/* The product of the primes of [lo, hi) into out; returns the count, -1 when
+   memory runs out, or -2 when interrupted between levels of the tree (the
+   levels built so far stay in job->tree for the next call with the same range). */
 static long range_product(pk_job *job, uint64_t lo, uint64_t hi, mpz_t out)
 {
-    if (ensure_primes_buffer(job) != PK_OK)
-        return -1;
-    long n = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
-    /* One word per prime at worst: above 2^32 no two primes share a word. */
-    if (n < 0 || ensure_tree(job, (size_t)n + 1) != PK_OK)
-        return -1;
-    size_t words = 0;
-    for (long i = 0; i < n;) {
-        pk_u128 prod = job->primes[i++];
-        while (i < n && prod * job->primes[i] <= (pk_u128)PK_U64_MAX)
-            prod *= job->primes[i++];
-        mpz_set_ui(job->tree[words++], (unsigned long)prod);
+    if (!job->rp_active || job->rp_lo != lo || job->rp_hi != hi) {
+        if (ensure_primes_buffer(job) != PK_OK)
+            return -1;
+        job->rp_active = 0;
+        long n = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
+        /* One word per prime at worst: above 2^32 no two primes share a word. */
+        if (n < 0 || ensure_tree(job, (size_t)n + 1) != PK_OK)
+            return -1;
+        size_t words = 0;
+        for (long i = 0; i < n;) {
+            pk_u128 prod = job->primes[i++];
+            while (i < n && prod * job->primes[i] <= (pk_u128)PK_U64_MAX)
+                prod *= job->primes[i++];
+            mpz_set_ui(job->tree[words++], (unsigned long)prod);
+        }
+        if (words == 0)
+            mpz_set_ui(job->tree[words++], 1);
+        job->rp_active = 1;
+        job->rp_lo = lo;
+        job->rp_hi = hi;
+        job->rp_count = n;
+        job->rp_words = words;
     }
-    if (words == 0)
-        mpz_set_ui(job->tree[words++], 1);
-    while (words > 1) {
-        size_t half = 0;
+    while (job->rp_words > 1) {
+        if (window_poll(job))
+            return -2;
+        size_t words = job->rp_words, half = 0;
         for (size_t i = 0; i + 1 < words; i += 2)
             mpz_mul(job->tree[half++], job->tree[i], job->tree[i + 1]);
         if (words & 1)
             mpz_swap(job->tree[half++], job->tree[words - 1]);
-        words = half;
+        job->rp_words = half;
     }
+    job->rp_active = 0;
     mpz_swap(out, job->tree[0]);
-    return n;
+    return job->rp_count;
 }
 
-/* Push a node; pair it with its left sibling while the two make an aligned
-   node one level up (offered to the cache). */
+static void paired(pk_job *job)
+{
+    unsigned top = job->win_depth - 1;
+    unsigned l = job->ws->level[top];
+    uint64_t i = job->ws->index[top];
+    job->ws->level[top - 1] = l + 1;
+    job->ws->index[top - 1] = i >> 1;
+    job->ws->count[top - 1] += job->ws->count[top];
+    job->win_depth--;
+    pk_cache_put(job->cache, l + 1, i >> 1, job->ws->node[top - 1], job->ws->count[top - 1]);
+}
+
+/* One piece of pairing the top node with its left sibling, when the two make
+   an aligned node one level up (offered to the cache). Nodes of at most cap
+   limbs are multiplied at once; larger ones, up to PK_PAIR_PIECES times cap,
+   only when a cache will keep the product for later jobs, by Karatsuba over
+   pieces. Returns 1 when it did a piece. */
+static int pair_top(pk_job *job, size_t cap)
+{
+    pk_flush *fl = job->fl;
+    if (fl->pairing) {
+        if (pk_kmul_piece(&fl->km)) {
+            mpz_swap(job->ws->node[job->win_depth - 2], fl->pz);
+            fl->pairing = 0;
+            paired(job);
+        }
+        return 1;
+    }
+    if (job->win_depth < 2)
+        return 0;
+    unsigned top = job->win_depth - 1;
+    unsigned l = job->ws->level[top];
+    uint64_t i = job->ws->index[top];
+    if (job->ws->level[top - 1] != l || job->ws->index[top - 1] + 1 != i || (i & 1) == 0)
+        return 0;
+    size_t a = mpz_size(job->ws->node[top - 1]), b = mpz_size(job->ws->node[top]);
+    if (a <= cap && b <= cap) {
+        mpz_mul(job->ws->node[top - 1], job->ws->node[top - 1], job->ws->node[top]);
+        paired(job);
+        return 1;
+    }
+    if (!job->cache || a > PK_PAIR_PIECES * cap || b > PK_PAIR_PIECES * cap)
+        return 0;
+    pk_kmul_start(&fl->km, fl->pz, job->ws->node[top - 1], job->ws->node[top], cap);
+    fl->pairing = 1;
+    return 1;
+}
+
 static void push_node(pk_job *job, unsigned level, uint64_t index, long count)
 {
     unsigned d = job->win_depth++;
     job->ws->level[d] = level;
     job->ws->index[d] = index;
     job->ws->count[d] = count;
-    while (job->win_depth >= 2) {
-        unsigned top = job->win_depth - 1;
-        unsigned l = job->ws->level[top];
-        uint64_t i = job->ws->index[top];
-        if (job->ws->level[top - 1] != l || job->ws->index[top - 1] + 1 != i || (i & 1) == 0)
-            break;
-        mpz_mul(job->ws->node[top - 1], job->ws->node[top - 1], job->ws->node[top]);
-        job->ws->level[top - 1] = l + 1;
-        job->ws->index[top - 1] = i >> 1;
-        job->ws->count[top - 1] += job->ws->count[top];
-        job->win_depth--;
-        pk_cache_put(job->cache, l + 1, i >> 1, job->ws->node[top - 1], job->ws->count[top - 1]);
-    }
 }
 
 /* Split g (a product of distinct primes of [lo, hi)) and divide them out. */
@@ -291,16 +378,139 @@ static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
     return rc;
 }
 
+enum { PK_FLUSH_NONE = 0, PK_FLUSH_MODULUS, PK_FLUSH_FOLD, PK_FLUSH_GCD };
+
+static int ensure_flush(pk_job *job)
+{
+    if (job->fl)
+        return PK_OK;
+    pk_flush *fl = calloc(1, sizeof *fl);
+    if (!fl)
+        return PK_E_NOMEM;
+    mpz_init(fl->acc);
+    mpz_init(fl->y);
+    mpz_init(fl->tmp);
+    mpz_init(fl->g);
+    pk_modulus_init(&fl->md);
+    pk_reduce_init(&fl->rd);
+    pk_gcd_init(&fl->gcd);
+    pk_kmul_init(&fl->km);
+    mpz_init(fl->pz);
+    job->fl = fl;
+    return PK_OK;
+}
+
+static void free_flush(pk_job *job)
+{
+    pk_flush *fl = job->fl;
+    if (!fl)
+        return;
+    mpz_clear(fl->acc);
+    mpz_clear(fl->y);
+    mpz_clear(fl->tmp);
+    mpz_clear(fl->g);
+    pk_modulus_clear(&fl->md);
+    pk_reduce_clear(&fl->rd);
+    pk_gcd_clear(&fl->gcd);
+    pk_kmul_clear(&fl->km);
+    mpz_clear(fl->pz);
+    free(fl);
+    job->fl = NULL;
+}
+
+/* One piece of folding the top node of the window into acc. Returns 1 when
+   the node is folded (and popped). */
+static int fold_piece(pk_job *job)
+{
+    pk_flush *fl = job->fl;
+    mpz_srcptr x = job->ws->node[job->win_depth - 1];
+    size_t n = fl->md.n;
+    switch (fl->fold_phase) {
+    case 0: /* start */
+        if (!fl->acc_set || mpz_sizeinbase(x, 2) > n + n / 2) {
+            pk_reduce_start(&fl->rd, x, &fl->md); /* the node alone first */
+            fl->fold_phase = 1;
+        } else {
+            fl->fold_phase = 2; /* small: straight into the product */
+        }
+        return 0;
+    case 1: /* rd.r = x mod cof */
+        if (!pk_reduce_piece(&fl->rd, x, &fl->md, fl->tmp))
+            return 0;
+        if (!fl->acc_set) {
+            mpz_swap(fl->acc, fl->rd.r);
+            fl->acc_set = 1;
+            break;
+        }
+        fl->fold_phase = 3;
+        return 0;
+    case 2: /* y = acc·x */
+        if (!pk_mul_piece(fl->y, fl->acc, x, fl->cap, &fl->mp, fl->tmp))
+            return 0;
+        pk_reduce_start(&fl->rd, fl->y, &fl->md);
+        fl->fold_phase = 4;
+        return 0;
+    case 3: /* y = acc·(x mod cof) */
+        if (!pk_mul_piece(fl->y, fl->acc, fl->rd.r, fl->cap, &fl->mp, fl->tmp))
+            return 0;
+        pk_reduce_start(&fl->rd, fl->y, &fl->md);
+        fl->fold_phase = 4;
+        return 0;
+    case 4: /* acc = y mod cof */
+        if (!pk_reduce_piece(&fl->rd, fl->y, &fl->md, fl->tmp))
+            return 0;
+        mpz_swap(fl->acc, fl->rd.r);
+        break;
+    }
+    fl->fold_phase = 0;
+    job->win_depth--;
+    return 1;
+}
+
 int pk_tdgmp_flush(pk_job *job)
 {
     if (!job->win_open)
         return PK_OK;
-    /* Reduce node by node (no product of the whole window is ever formed),
-       then one gcd. */
-    mpz_t g;
-    mpz_init(g);
-    pk_tdgmp_window_residue(job, g);
-    mpz_gcd(g, g, job->cof);
+    if (ensure_flush(job) != PK_OK)
+        return PK_E_NOMEM;
+    pk_flush *fl = job->fl;
+    if (fl->stage == PK_FLUSH_NONE) {
+        fl->pairing = 0; /* a pairing not finished is dropped: the nodes are intact */
+        fl->cap = piece_limbs(mpz_size(job->cof));
+        fl->fold_phase = 0;
+        fl->mp.i = 0;
+        fl->stage = PK_FLUSH_MODULUS;
+        if (!fl->md.ready || mpz_cmp(fl->md.m, job->cof) != 0)
+            pk_modulus_set(&fl->md, job->cof, fl->cap);
+    }
+    /* The reciprocal of the cofactor (kept while the cofactor stays), then
+       every node folded into acc, then gcd(cof, acc): piece by piece, with
+       a poll before each piece. */
+    for (;;) {
+        if (fl->stage == PK_FLUSH_GCD)
+            break;
+        if (window_poll(job))
+            return PK_PATH_INTERRUPT;
+        if (fl->stage == PK_FLUSH_MODULUS) {
+            if (pk_modulus_piece(&fl->md))
+                fl->stage = PK_FLUSH_FOLD;
+        } else if (job->win_depth > 0) {
+            fold_piece(job);
+        } else {
+            if (!fl->acc_set) {
+                mpz_set_ui(fl->acc, 1);
+                fl->acc_set = 1;
+            }
+            if (pk_gcd_start(&fl->gcd, job->cof, fl->acc, fl->cap) != PK_OK)
+                return PK_E_NOMEM;
+            fl->stage = PK_FLUSH_GCD;
+        }
+    }
+    int rc = pk_gcd_run(&fl->gcd, fl->g, window_poll, job);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return PK_PATH_INTERRUPT;
     uint64_t lo = job->next, hi = job->win_pos;
     job->next = hi;
     job->tested += job->win_tested;
@@ -308,10 +518,11 @@ int pk_tdgmp_flush(pk_job *job)
     job->win_open = 0;
     job->win_depth = 0;
     job->win_tested = job->win_work = job->win_bits = 0;
-    int rc = PK_OK;
-    if (mpz_cmp_ui(g, 1) != 0)
-        rc = split_window(job, g, lo, hi);
-    mpz_clear(g);
+    fl->stage = PK_FLUSH_NONE;
+    fl->acc_set = 0;
+    rc = PK_OK;
+    if (mpz_cmp_ui(fl->g, 1) != 0)
+        rc = split_window(job, fl->g, lo, hi);
     return rc;
 }
 
@@ -320,6 +531,8 @@ void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
     mpz_t t;
     mpz_init(t);
     mpz_set_ui(out, 1);
+    if (job->fl && job->fl->acc_set)
+        mpz_set(out, job->fl->acc);
     for (unsigned i = job->win_depth; i-- > 0;) {
         mpz_srcptr node = job->ws->node[i];
         if (mpz_cmp(node, job->cof) >= 0) {
@@ -373,7 +586,8 @@ static int windows(pk_job *job, uint64_t *budget)
 {
     size_t limbs = mpz_size(job->cof);
     uint64_t target = (uint64_t)limbs * 64 * PK_WINDOW_FACTOR;
-    if (ensure_window_stack(job) != PK_OK)
+    size_t cap = piece_limbs(limbs);
+    if (ensure_window_stack(job) != PK_OK || ensure_flush(job) != PK_OK)
         return PK_E_NOMEM;
     if (!job->win_open) {
         job->win_open = 1;
@@ -381,9 +595,12 @@ static int windows(pk_job *job, uint64_t *budget)
         job->win_depth = 0;
         job->win_tested = job->win_work = job->win_bits = 0;
     }
-    while (job->win_pos <= job->eff_bound && job->win_bits < target && job->win_depth < 62) {
-        if (pk_job_take_interrupt(job))
+    int checking = job->fl->stage != PK_FLUSH_NONE;
+    while (!checking && job->win_pos <= job->eff_bound && job->win_bits < target && job->win_depth < 62) {
+        if (window_poll(job))
             return PK_PATH_INTERRUPT;
+        if (pair_top(job, cap))
+            continue; /* one piece per poll */
         if (*budget == 0)
             return PK_PATH_BUDGET;
         uint64_t lo = job->win_pos, hi = segment_end(job, lo);
@@ -402,6 +619,8 @@ static int windows(pk_job *job, uint64_t *budget)
             hi = (k + (UINT64_C(1) << level)) * PK_SIEVE_SPAN;
         } else {
             count = range_product(job, lo, hi, job->ws->node[d]);
+            if (count == -2)
+                return PK_PATH_INTERRUPT;
             if (count < 0)
                 return PK_E_NOMEM;
             if (whole)
@@ -417,7 +636,7 @@ static int windows(pk_job *job, uint64_t *budget)
         push_node(job, whole ? level : PK_CACHE_LEVELS + 1, k >> level, count);
     }
     int rc = pk_tdgmp_flush(job);
-    return rc < 0 ? rc : PK_PATH_CONTINUE;
+    return rc < 0 || rc == PK_PATH_INTERRUPT ? rc : PK_PATH_CONTINUE;
 }
 
 int pk_tdgmp(pk_job *job, uint64_t *budget)
