@@ -423,6 +423,44 @@ PK_API int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_
  */
 PK_API int pk_job_merge(pk_job *const *pieces, size_t count, pk_job **out);
 
+/* -------------------------------------------------------- small candidates */
+
+/* No number below 2^32 has more distinct prime factors (2·3·5·…·23). */
+#define PK_SMALL_MAX_FACTORS 9
+
+/*
+ * The answer for a candidate below 2^32. Transparent; set size before the
+ * call. It is the answer a job with default options reports for the same
+ * candidate: every prime factor (ascending, each proven), cofactor 1, status
+ * PK_COFACTOR_ONE, complete, certainty PK_CERTAINTY_PROVEN; the candidate is
+ * prime exactly when it has one factor with exponent 1.
+ */
+typedef struct pk_small_answer {
+    size_t size;                              /* sizeof(pk_small_answer) */
+    uint32_t n;                               /* the candidate */
+    size_t factor_count;                      /* distinct prime factors */
+    uint32_t primes[PK_SMALL_MAX_FACTORS];    /* ascending */
+    uint32_t exponents[PK_SMALL_MAX_FACTORS];
+} pk_small_answer;
+
+/*
+ * pk_small_factor — factor 2 <= n < 2^32 completely in one call, with no
+ * allocation (at most about 17,500 trial divisions, for a prime near 2^32).
+ * Meant for the many tiny candidates for which a job's setup would cost more
+ * than the answer. Returns PK_OK, or PK_E_ARG (n < 2, out NULL or too small).
+ * Thread-safe.
+ */
+PK_API int pk_small_factor(uint32_t n, pk_small_answer *out);
+
+/*
+ * pk_small_divisors — every divisor of answer->n, ascending, as pk_job_divisors
+ * writes them ("1 2 3 6"), in the caller-buffer convention; count receives
+ * their number (may be NULL). Returns PK_OK, PK_E_ARG, PK_E_TOO_MANY (more
+ * than max_count), PK_E_BUFFER. Thread-safe.
+ */
+PK_API int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf, size_t cap,
+                             size_t *len, size_t *count);
+
 /* ------------------------------------------------------------- checkpoint */
 
 /*

@@ -1,0 +1,119 @@
+/*
+ * small.c — candidates below 2^32 answered in one call, without a job.
+ *
+ * A job costs a dozen allocations (the job, its GMP numbers, one per factor)
+ * before it divides anything; for a candidate below 2^32 the whole answer is a
+ * few hundred divisions at most, so the allocations would dominate. Here the
+ * answer is computed in machine words straight into the caller's struct, and
+ * is exactly what a job created with default options would report: every
+ * prime factor, cofactor 1, proven.
+ *
+ * Trial division runs over 2, 3, 5 and then the wheel of 30 up to the square
+ * root of what is left; what is left after that is prime. The square root of
+ * a 32-bit number is below 2^16, so the worst case (a prime near 2^32) is
+ * about 17,500 divisions.
+ */
+#include <stdlib.h>
+
+#include "primekit.h"
+#include "pk_internal.h"
+
+static void take(uint32_t *m, uint32_t p, pk_small_answer *out)
+{
+    uint32_t e = 0;
+    do {
+        *m /= p;
+        e++;
+    } while (*m % p == 0);
+    out->primes[out->factor_count] = p;
+    out->exponents[out->factor_count] = e;
+    out->factor_count++;
+}
+
+int pk_small_factor(uint32_t n, pk_small_answer *out)
+{
+    if (!out || out->size < sizeof *out || n < 2)
+        return PK_E_ARG;
+    out->n = n;
+    out->factor_count = 0;
+    uint32_t m = n;
+    static const uint8_t first[] = {2, 3, 5};
+    for (size_t i = 0; i < sizeof first; i++)
+        if (m % first[i] == 0)
+            take(&m, first[i], out);
+    /* Offsets of the numbers prime to 30 in one turn of the wheel. */
+    static const uint8_t wheel[] = {1, 7, 11, 13, 17, 19, 23, 29};
+    for (uint32_t base = 0; m > 1; base += 30) {
+        for (size_t i = 0; i < sizeof wheel; i++) {
+            uint32_t d = base + wheel[i];
+            if (d == 1)
+                continue;
+            if ((uint64_t)d * d > m)
+                goto rest;
+            if (m % d == 0)
+                take(&m, d, out);
+        }
+    }
+rest:
+    if (m > 1) {
+        out->primes[out->factor_count] = m;
+        out->exponents[out->factor_count] = 1;
+        out->factor_count++;
+    }
+    return PK_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf, size_t cap,
+                      size_t *len, size_t *count)
+{
+    if (!answer || answer->size < sizeof *answer || answer->factor_count > PK_SMALL_MAX_FACTORS)
+        return PK_E_ARG;
+    /* No number below 2^32 has more than 1,920 divisors (3,491,888,400 has that many). */
+    uint32_t d[1920];
+    size_t total = 1;
+    for (size_t i = 0; i < answer->factor_count; i++) {
+        if (answer->exponents[i] >= 1920 || (total *= (size_t)answer->exponents[i] + 1) > 1920)
+            return PK_E_ARG; /* not the answer of a number below 2^32 */
+    }
+    if (count)
+        *count = total;
+    if (total > max_count)
+        return PK_E_TOO_MANY;
+    size_t have = 1;
+    d[0] = 1;
+    for (size_t i = 0; i < answer->factor_count; i++) {
+        size_t base = have;
+        for (uint32_t k = 1; k <= answer->exponents[i]; k++)
+            for (size_t j = 0; j < base; j++, have++)
+                d[have] = d[(size_t)(k - 1) * base + j] * answer->primes[i];
+    }
+    qsort(d, have, sizeof d[0], cmp_u32);
+    /* The length first, then the text straight into the caller's buffer. */
+    size_t need = have - 1;
+    for (size_t i = 0; i < have; i++)
+        for (uint32_t v = d[i]; v; v /= 10)
+            need++;
+    if (len)
+        *len = need;
+    if (!buf || cap <= need)
+        return PK_E_BUFFER;
+    size_t at = 0;
+    for (size_t i = 0; i < have; i++) {
+        if (i)
+            buf[at++] = ' ';
+        char digits[10];
+        size_t n = 0;
+        for (uint32_t v = d[i]; v; v /= 10)
+            digits[n++] = (char)('0' + v % 10);
+        while (n)
+            buf[at++] = digits[--n];
+    }
+    buf[at] = 0;
+    return PK_OK;
+}
