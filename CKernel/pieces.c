@@ -361,7 +361,8 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
                     mpz_fdiv_r(rd->r, rd->r, md->m);
                 return 1;
             }
-            size_t c = 64 * md->cap;
+            /* c + 1 bits of quotient estimate fit in cap limbs: one product each */
+            size_t c = 64 * md->cap - 1;
             if (c > n)
                 c = n;
             if (c > rd->pos)
@@ -377,12 +378,13 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
                 continue; /* no division needed for this block */
             }
             mpz_tdiv_q_2exp(rd->q, rd->x, n - 1);
-            mpz_tdiv_q_2exp(rd->mu_c, md->mu, n - c);
+            if (c < n)
+                mpz_tdiv_q_2exp(rd->mu_c, md->mu, n - c);
             rd->phase = 1;
             return 0;
         }
-        case 1: /* t = (x >> (n-1)) · mu_c */
-            if (!pk_mul_piece(rd->t, rd->q, rd->mu_c, md->cap, &rd->mp, tmp))
+        case 1: /* t = (x >> (n-1)) · mu_c, mu_c = mu >> (n - c) */
+            if (!pk_mul_piece(rd->t, rd->q, rd->c < n ? rd->mu_c : md->mu, md->cap, &rd->mp, tmp))
                 return 0;
             mpz_tdiv_q_2exp(rd->q, rd->t, rd->c + 1);
             rd->phase = 2;
@@ -397,6 +399,66 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
                 return 1;
             return 0;
         }
+    }
+}
+
+/* Folding: x mod m up to a multiple, from the top, one product per block.
+   With F = 2^split mod m (split = n + 1 + c), the state r (below about
+   2^(split + 1)) takes the next c bits of x, r = r·2^c + block, and its part
+   above split is folded down: r = (r >> split)·F + (r mod 2^split), which is
+   congruent modulo m. One product of at most c + 2 by n bits per c bits of x,
+   where Barrett needs two; the result is below about 2^(n + c + 2), and a
+   Barrett block finishes it. */
+void pk_fold_init(pk_fold *fd)
+{
+    memset(fd, 0, sizeof *fd);
+    mpz_init(fd->r);
+    mpz_init(fd->hi);
+    mpz_init(fd->t);
+}
+
+void pk_fold_clear(pk_fold *fd)
+{
+    mpz_clear(fd->r);
+    mpz_clear(fd->hi);
+    mpz_clear(fd->t);
+}
+
+void pk_fold_start(pk_fold *fd, const mpz_t x, size_t split, size_t c)
+{
+    size_t L = mpz_sgn(x) ? mpz_sizeinbase(x, 2) : 0;
+    fd->phase = 0;
+    fd->mp.i = 0;
+    if (L <= split || c == 0) {
+        mpz_set(fd->r, x);
+        fd->pos = 0;
+        return;
+    }
+    fd->pos = (L - split + c - 1) / c * c;
+    mpz_tdiv_q_2exp(fd->r, x, fd->pos);
+}
+
+int pk_fold_piece(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp)
+{
+    for (;;) {
+        if (fd->phase == 1) {
+            if (!pk_mul_piece(fd->t, fd->hi, F, cap, &fd->mp, tmp))
+                return 0;
+            mpz_add(fd->r, fd->r, fd->t);
+            fd->phase = 0;
+            return fd->pos == 0;
+        }
+        if (fd->pos == 0)
+            return 1;
+        fd->pos -= c;
+        bits_of(fd->t, x, fd->pos, c);
+        mpz_mul_2exp(fd->r, fd->r, c);
+        mpz_add(fd->r, fd->r, fd->t);
+        if (mpz_sizeinbase(fd->r, 2) <= split)
+            continue;
+        mpz_tdiv_q_2exp(fd->hi, fd->r, split);
+        mpz_tdiv_r_2exp(fd->r, fd->r, split);
+        fd->phase = 1;
     }
 }
 

@@ -236,6 +236,22 @@ void pk_reduce_start(pk_reduce *rd, const mpz_t x, const pk_modulus *md);
 /* One piece; 1 when rd->r = x mod m. x must be the same number every call. */
 int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp);
 
+/* x modulo m up to a multiple, by folding with F = 2^split mod m, one
+   product per c bits (pieces.c): r ends congruent to x and below about
+   2^(split + 1). x must be the same number every call. */
+typedef struct pk_fold {
+    size_t pos;                 /* low bits of x not yet taken, a multiple of c */
+    int phase;
+    pk_mulp mp;
+    mpz_t r, hi, t;
+} pk_fold;
+
+void pk_fold_init(pk_fold *fd);
+void pk_fold_clear(pk_fold *fd);
+void pk_fold_start(pk_fold *fd, const mpz_t x, size_t split, size_t c);
+/* One piece; 1 when fd->r is done. */
+int pk_fold_piece(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp);
+
 /* A gcd in pieces: a half-gcd recursion on an explicit stack of frames. */
 typedef struct pk_gcd_frame {
     mpz_t a, b;                 /* the pair, a >= b >= 0 */
@@ -271,6 +287,13 @@ int pk_gcd_run(pk_gcd *g, mpz_t out, pk_poll_fn poll, void *ctx);
 /* Window work in pieces (td_gmp.c): nodes paired, then the window check —
    the window's nodes folded one by one into a residue modulo the cofactor,
    then the gcd of the two. */
+enum {
+    PK_FLUSH_NONE = 0,          /* no window check under way */
+    PK_FLUSH_MODULUS,           /* the reciprocal of the cofactor */
+    PK_FLUSH_FOLD,              /* nodes folded into acc */
+    PK_FLUSH_GCD,               /* gcd(cof, acc) */
+    PK_FLUSH_CONSTANT           /* the folding constant F */
+};
 typedef struct pk_flush {
     int stage;                  /* PK_FLUSH_* */
     int fold_phase;
@@ -279,6 +302,10 @@ typedef struct pk_flush {
     mpz_t acc, y, tmp, g;
     pk_mulp mp;
     pk_modulus md;              /* the cofactor and its reciprocal, kept while cof is unchanged */
+    mpz_t F;                    /* 2^split mod cof, for folding; ready with md when f_ready */
+    size_t fc, split;           /* folding block bits, and split = bits of cof + 1 + fc */
+    int f_ready;
+    pk_fold fd;
     pk_reduce rd;
     pk_gcd gcd;
     /* Pairing two nodes larger than a piece (only with a cache, which keeps

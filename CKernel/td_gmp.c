@@ -43,8 +43,8 @@
 /* Operands of the multiplications of window work, in limbs: the cofactor's
    size, clamped to [PK_PIECE_MIN_LIMBS, PK_PIECE_MAX_LIMBS]. */
 #ifndef PK_PIECE_NUM
-#define PK_PIECE_NUM 1u
-#define PK_PIECE_DEN 1u
+#define PK_PIECE_NUM 4u
+#define PK_PIECE_DEN 5u
 #endif
 #ifndef PK_PIECE_MIN_LIMBS
 #define PK_PIECE_MIN_LIMBS 4096u
@@ -378,7 +378,6 @@ static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
     return rc;
 }
 
-enum { PK_FLUSH_NONE = 0, PK_FLUSH_MODULUS, PK_FLUSH_FOLD, PK_FLUSH_GCD };
 
 static int ensure_flush(pk_job *job)
 {
@@ -393,6 +392,8 @@ static int ensure_flush(pk_job *job)
     mpz_init(fl->g);
     pk_modulus_init(&fl->md);
     pk_reduce_init(&fl->rd);
+    pk_fold_init(&fl->fd);
+    mpz_init(fl->F);
     pk_gcd_init(&fl->gcd);
     pk_kmul_init(&fl->km);
     mpz_init(fl->pz);
@@ -411,6 +412,8 @@ static void free_flush(pk_job *job)
     mpz_clear(fl->g);
     pk_modulus_clear(&fl->md);
     pk_reduce_clear(&fl->rd);
+    pk_fold_clear(&fl->fd);
+    mpz_clear(fl->F);
     pk_gcd_clear(&fl->gcd);
     pk_kmul_clear(&fl->km);
     mpz_clear(fl->pz);
@@ -418,24 +421,27 @@ static void free_flush(pk_job *job)
     job->fl = NULL;
 }
 
-/* One piece of folding the top node of the window into acc. Returns 1 when
-   the node is folded (and popped). */
+/* One piece of folding the top node x of the window into acc: x is folded
+   down to about split bits and finished by Barrett, then (after the first
+   node) multiplied by acc and the product reduced the same way. Returns 1
+   when the node is folded (and popped). */
 static int fold_piece(pk_job *job)
 {
     pk_flush *fl = job->fl;
     mpz_srcptr x = job->ws->node[job->win_depth - 1];
-    size_t n = fl->md.n;
     switch (fl->fold_phase) {
-    case 0: /* start */
-        if (!fl->acc_set || mpz_sizeinbase(x, 2) > n + n / 2) {
-            pk_reduce_start(&fl->rd, x, &fl->md); /* the node alone first */
-            fl->fold_phase = 1;
-        } else {
-            fl->fold_phase = 2; /* small: straight into the product */
-        }
+    case 0:
+        pk_fold_start(&fl->fd, x, fl->split, fl->fc);
+        fl->fold_phase = 1;
+        /* fall through */
+    case 1: /* fd.r = x folded */
+        if (!pk_fold_piece(&fl->fd, x, fl->F, fl->split, fl->fc, fl->cap, fl->tmp))
+            return 0;
+        pk_reduce_start(&fl->rd, fl->fd.r, &fl->md);
+        fl->fold_phase = 2;
         return 0;
-    case 1: /* rd.r = x mod cof */
-        if (!pk_reduce_piece(&fl->rd, x, &fl->md, fl->tmp))
+    case 2: /* rd.r = x mod cof */
+        if (!pk_reduce_piece(&fl->rd, fl->fd.r, &fl->md, fl->tmp))
             return 0;
         if (!fl->acc_set) {
             mpz_swap(fl->acc, fl->rd.r);
@@ -444,20 +450,20 @@ static int fold_piece(pk_job *job)
         }
         fl->fold_phase = 3;
         return 0;
-    case 2: /* y = acc·x */
-        if (!pk_mul_piece(fl->y, fl->acc, x, fl->cap, &fl->mp, fl->tmp))
-            return 0;
-        pk_reduce_start(&fl->rd, fl->y, &fl->md);
-        fl->fold_phase = 4;
-        return 0;
     case 3: /* y = acc·(x mod cof) */
         if (!pk_mul_piece(fl->y, fl->acc, fl->rd.r, fl->cap, &fl->mp, fl->tmp))
             return 0;
-        pk_reduce_start(&fl->rd, fl->y, &fl->md);
+        pk_fold_start(&fl->fd, fl->y, fl->split, fl->fc);
         fl->fold_phase = 4;
         return 0;
-    case 4: /* acc = y mod cof */
-        if (!pk_reduce_piece(&fl->rd, fl->y, &fl->md, fl->tmp))
+    case 4:
+        if (!pk_fold_piece(&fl->fd, fl->y, fl->F, fl->split, fl->fc, fl->cap, fl->tmp))
+            return 0;
+        pk_reduce_start(&fl->rd, fl->fd.r, &fl->md);
+        fl->fold_phase = 5;
+        return 0;
+    case 5: /* acc = y mod cof */
+        if (!pk_reduce_piece(&fl->rd, fl->fd.r, &fl->md, fl->tmp))
             return 0;
         mpz_swap(fl->acc, fl->rd.r);
         break;
@@ -480,8 +486,13 @@ int pk_tdgmp_flush(pk_job *job)
         fl->fold_phase = 0;
         fl->mp.i = 0;
         fl->stage = PK_FLUSH_MODULUS;
-        if (!fl->md.ready || mpz_cmp(fl->md.m, job->cof) != 0)
+        if (!fl->md.ready || !fl->f_ready || mpz_cmp(fl->md.m, job->cof) != 0) {
             pk_modulus_set(&fl->md, job->cof, fl->cap);
+            fl->f_ready = 0;
+            /* Folding blocks: the high part (at most fc + 2 bits) fits a piece. */
+            fl->fc = 64 * fl->cap - 64;
+            fl->split = fl->md.n + 1 + fl->fc;
+        }
     }
     /* The reciprocal of the cofactor (kept while the cofactor stays), then
        every node folded into acc, then gcd(cof, acc): piece by piece, with
@@ -492,8 +503,22 @@ int pk_tdgmp_flush(pk_job *job)
         if (window_poll(job))
             return PK_PATH_INTERRUPT;
         if (fl->stage == PK_FLUSH_MODULUS) {
-            if (pk_modulus_piece(&fl->md))
+            if (pk_modulus_piece(&fl->md)) {
+                if (fl->f_ready) {
+                    fl->stage = PK_FLUSH_FOLD;
+                } else { /* F = 2^split mod cof, by Barrett */
+                    mpz_set_ui(fl->y, 0);
+                    mpz_setbit(fl->y, fl->split);
+                    pk_reduce_start(&fl->rd, fl->y, &fl->md);
+                    fl->stage = PK_FLUSH_CONSTANT;
+                }
+            }
+        } else if (fl->stage == PK_FLUSH_CONSTANT) {
+            if (pk_reduce_piece(&fl->rd, fl->y, &fl->md, fl->tmp)) {
+                mpz_swap(fl->F, fl->rd.r);
+                fl->f_ready = 1;
                 fl->stage = PK_FLUSH_FOLD;
+            }
         } else if (job->win_depth > 0) {
             fold_piece(job);
         } else {

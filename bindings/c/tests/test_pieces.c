@@ -192,7 +192,7 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
     unsigned rounds = PKT_SIZE(300u, 80u);
     pkt_say("checks: pk_mul_piece and pk_kmul against mpz_mul (signs, zero, unbalanced operands; pieces counted, "
             "no piece above the cap), the Barrett reciprocal within a few units of floor(2^2n / m), and "
-            "pk_reduce against mpz_fdiv_r for %u random and edge-case dividends (below m, m, k*m, k*m - 1, "
+            "pk_reduce, and pk_fold followed by pk_reduce, against mpz_fdiv_r for %u random and edge-case dividends (below m, m, k*m, k*m - 1, "
             "all ones; moduli of all ones and powers of two), with random caps",
             rounds);
     pkt_rng rng;
@@ -285,6 +285,25 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
             PKT_CHECK(mpz_cmp(rd.r, want) == 0, "pk_reduce differs: %zu-bit x mod %zu-bit m, case %u, cap %zu",
                       mpz_sizeinbase(x, 2), n, k, cap);
             PKT_CHECK(rd.mp.max_limbs <= cap + 1, "pk_reduce: a %zu-limb operand, cap %zu", rd.mp.max_limbs, cap);
+            /* Folding with F = 2^split mod m, then Barrett: the same remainder, the state bounded. */
+            size_t fc = 64 * cap, split = n + 1 + fc;
+            mpz_set_ui(e, 0);
+            mpz_setbit(e, split);
+            mpz_fdiv_r(e, e, m);
+            pk_fold fd;
+            pk_fold_init(&fd);
+            pk_fold_start(&fd, x, split, fc);
+            while (!pk_fold_piece(&fd, x, e, split, fc, cap, tmp))
+                ;
+            PKT_CHECK(mpz_sgn(fd.r) >= 0 && mpz_sizeinbase(fd.r, 2) <= split + 2,
+                      "pk_fold left %zu bits (split %zu)", mpz_sizeinbase(fd.r, 2), split);
+            PKT_CHECK(fd.mp.max_limbs <= cap, "pk_fold: a %zu-limb operand, cap %zu", fd.mp.max_limbs, cap);
+            pk_reduce_start(&rd, fd.r, &md);
+            while (!pk_reduce_piece(&rd, fd.r, &md, tmp))
+                ;
+            PKT_CHECK(mpz_cmp(rd.r, want) == 0, "folding then Barrett differs: %zu-bit x mod %zu-bit m, cap %zu",
+                      mpz_sizeinbase(x, 2), n, cap);
+            pk_fold_clear(&fd);
             pk_reduce_clear(&rd);
         }
         PKT_CHECK(md.mp.max_limbs <= cap, "reciprocal: a %zu-limb operand, cap %zu", md.mp.max_limbs, cap);
@@ -310,9 +329,9 @@ static const char *const at_name[AT_COUNT] = {"segment products", "pairing", "re
 static int where(const pk_job *job)
 {
     const pk_flush *fl = job->fl;
-    if (fl && fl->stage == 1) return AT_MODULUS;
-    if (fl && fl->stage == 2) return AT_FOLD;
-    if (fl && fl->stage == 3) return AT_GCD;
+    if (fl && (fl->stage == PK_FLUSH_MODULUS || fl->stage == PK_FLUSH_CONSTANT)) return AT_MODULUS;
+    if (fl && fl->stage == PK_FLUSH_FOLD) return AT_FOLD;
+    if (fl && fl->stage == PK_FLUSH_GCD) return AT_GCD;
     if (fl && fl->pairing) return AT_PAIRING;
     if (job->rp_active) return AT_SEGMENT;
     return AT_OTHER;
@@ -537,12 +556,13 @@ void test_window_check_is_cut_into_bounded_pieces(void)
                 }
                 size_t m = fl->mp.max_limbs;
                 if (fl->rd.mp.max_limbs > m) m = fl->rd.mp.max_limbs;
+                if (fl->fd.mp.max_limbs > m) m = fl->fd.mp.max_limbs;
                 if (fl->md.mp.max_limbs > m) m = fl->md.mp.max_limbs;
                 if (fl->gcd.mp.max_limbs > m) m = fl->gcd.mp.max_limbs;
                 if (fl->km.max_limbs > m) m = fl->km.max_limbs;
                 if (m > worst) worst = m;
                 if (fl->cap) cap = fl->cap;
-                if (fl->stage == 3) checks_seen = 1;
+                if (fl->stage == PK_FLUSH_GCD) checks_seen = 1;
             }
             job->poll_trap = 0;
         } while (st == PK_INTERRUPTED && ++guard < 1000000);
