@@ -9,7 +9,9 @@
  * prime factor, cofactor 1, proven.
  *
  * Trial division runs over 2, 3, 5 and then the wheel of 30 up to the square
- * root of what is left; what is left after that is prime. The square root of
+ * root of what is left; what is left after that is prime. The answer also
+ * says how many divisors were tried and where trial division stopped, for
+ * progress reports. The square root of
  * a 32-bit number is below 2^16, so the worst case (a prime near 2^32) is
  * about 17,500 divisions.
  */
@@ -36,30 +38,34 @@ int pk_small_factor(uint32_t n, pk_small_answer *out)
         return PK_E_ARG;
     out->n = n;
     out->factor_count = 0;
-    uint32_t m = n;
+    uint32_t m = n, tested = 0, d = 2;
     static const uint8_t first[] = {2, 3, 5};
-    for (size_t i = 0; i < sizeof first; i++)
-        if (m % first[i] == 0)
-            take(&m, first[i], out);
-    /* Offsets of the numbers prime to 30 in one turn of the wheel. */
-    static const uint8_t wheel[] = {1, 7, 11, 13, 17, 19, 23, 29};
-    for (uint32_t base = 0; m > 1; base += 30) {
+    for (size_t i = 0; i < sizeof first && (uint32_t)first[i] * first[i] <= m; i++) {
+        d = first[i];
+        tested++;
+        if (m % d == 0)
+            take(&m, d, out);
+        d = i + 1 < sizeof first ? first[i + 1] : 7;
+    }
+    /* Offsets of the numbers prime to 30 in one turn of the wheel (7 opens the first turn). */
+    static const uint8_t wheel[] = {7, 11, 13, 17, 19, 23, 29, 31};
+    for (uint32_t base = 0; (uint64_t)d * d <= m; base += 30) {
         for (size_t i = 0; i < sizeof wheel; i++) {
-            uint32_t d = base + wheel[i];
-            if (d == 1)
-                continue;
+            d = base + wheel[i];
             if ((uint64_t)d * d > m)
-                goto rest;
+                break;
+            tested++;
             if (m % d == 0)
                 take(&m, d, out);
         }
     }
-rest:
     if (m > 1) {
         out->primes[out->factor_count] = m;
         out->exponents[out->factor_count] = 1;
         out->factor_count++;
     }
+    out->divisors_tested = tested;
+    out->next_divisor = d;
     return PK_OK;
 }
 

@@ -441,6 +441,8 @@ typedef struct pk_small_answer {
     size_t factor_count;                      /* distinct prime factors */
     uint32_t primes[PK_SMALL_MAX_FACTORS];    /* ascending */
     uint32_t exponents[PK_SMALL_MAX_FACTORS];
+    uint32_t divisors_tested;                 /* trial divisors tried (2, 3, 5, then the wheel of 30) */
+    uint32_t next_divisor;                    /* every divisor below this was tried */
 } pk_small_answer;
 
 /*

@@ -33,6 +33,9 @@ static int same_as_job(uint32_t n)
     }
     int prime = got.factor_count == 1 && got.exponents[0] == 1;
     ok = ok && want.res.is_prime == (prime ? PK_PRIME_YES : PK_PRIME_NO);
+    /* A prime is known prime once the divisors pass its square root, and no sooner. */
+    uint64_t next = got.next_divisor;
+    ok = ok && got.divisors_tested <= next && (!prime || (next * next > n && (next < 8 || (next - 6) * (next - 6) <= n)));
     PKT_CHECK(ok, "n = %u: the small answer differs from the job's", n);
     pkt_answer_free(&want);
     return ok;
