@@ -253,6 +253,73 @@ final class KernelJob: @unchecked Sendable {
     }
 }
 
+/// The kernel's one-call answer for a candidate below 2^32 over the default range (`pk_small_factor`): no kernel
+/// job, no allocation in C. It is the answer a kernel job would give, so a tiny job takes this path instead of
+/// creating, stepping and reading a job — which costs more than the divisions themselves.
+struct SmallAnswer {
+    private var raw = pk_small_answer()
+
+    /// Nil unless `candidate` (canonical decimal, as every job's is) is below 2^32 and at least 2.
+    init?(candidate: String) {
+        guard candidate.utf8.count <= 10, let n = UInt32(candidate), n >= 2 else { return nil }
+        raw.size = MemoryLayout<pk_small_answer>.size
+        guard pk_small_factor(n, &raw) == statusCode(PK_OK) else { return nil }
+    }
+
+    /// The final progress of a job that took this path.
+    var progress: KernelProgress {
+        KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor), divisorsTested: UInt64(raw.divisors_tested),
+                       workDone: UInt64(raw.divisors_tested), factorsFound: raw.factor_count, done: true)
+    }
+
+    /// The answer for a job of `kind` on `candidate`.
+    func result(kind: JobKind, candidate: String) -> JobResult {
+        var factors: [PrimeFactor] = []
+        factors.reserveCapacity(raw.factor_count)
+        withUnsafeBytes(of: raw.primes) { primes in
+            withUnsafeBytes(of: raw.exponents) { exponents in
+                for index in 0..<raw.factor_count {
+                    let prime = primes.load(fromByteOffset: index * 4, as: UInt32.self)
+                    let exponent = exponents.load(fromByteOffset: index * 4, as: UInt32.self)
+                    factors.append(PrimeFactor(prime: String(prime), exponent: Int(exponent)))
+                }
+            }
+        }
+        let isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
+        let factorization = FactorResult(candidate: candidate, factors: factors, cofactor: "1", cofactorStatus: .one,
+                                         complete: true, isPrime: isPrime, certainty: .proven)
+        switch kind {
+        case .factor:
+            return .factorization(factorization)
+        case .isPrime:
+            return .primality(PrimalityResult(candidate: candidate, isPrime: isPrime,
+                                              divisorText: isPrime ? "" : divisors(), divisorCount: nil,
+                                              factorization: factorization))
+        }
+    }
+
+    /// Every divisor as the kernel's text ("1 2 3 6"); a number below 2^32 has at most 1,920 of them.
+    private func divisors() -> String {
+        withUnsafePointer(to: raw) { answer in
+            var length = 0
+            let small: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    guard pk_small_divisors(answer, Int.max, chars.baseAddress, chars.count, &length, nil)
+                            == statusCode(PK_OK) else { return nil }
+                    return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<length]), as: UTF8.self)
+                }
+            }
+            if let small { return small }
+            return String(unsafeUninitializedCapacity: length + 1) { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    _ = pk_small_divisors(answer, Int.max, chars.baseAddress, chars.count, &length, nil)
+                }
+                return length
+            }
+        }
+    }
+}
+
 /// The raw value of a `pk_status` constant as the `int` the kernel's functions return.
 private func statusCode(_ status: pk_status) -> Int32 {
     Int32(truncatingIfNeeded: status.rawValue)

@@ -150,6 +150,11 @@ final class Scheduler: Sendable {
         let kernel: KernelJob
         if let existing = assignment.kernel {
             kernel = existing
+        } else if assignment.single, assignment.from == nil, assignment.bound == nil,
+                  let small = SmallAnswer(candidate: job.candidate) {
+            // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
+            return .finished(job, piece: assignment.piece, small.progress, factors: nil,
+                             result: .success(small.result(kind: job.kind, candidate: job.candidate)))
         } else {
             do {
                 kernel = try KernelJob.create(candidate: job.candidate, from: assignment.from,

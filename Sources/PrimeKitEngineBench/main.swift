@@ -130,6 +130,7 @@ func readKernelString(_ call: (UnsafeMutablePointer<CChar>?, Int, UnsafeMutableP
 /// the same content (create, step to done, read the result, every factor and the cofactor as text; for isPrime
 /// also the divisors' text of a composite, which the engine keeps as text until somebody reads the list).
 func isPrimeDirect(_ n: UInt64) -> Bool {
+    if n >= 2, n <= UInt64(UInt32.max) { return isPrimeSmall(UInt32(n)) }
     var job: OpaquePointer?
     var kernelOptions = directOptions
     guard String(n).withCString({ pk_job_create($0, &kernelOptions, &job) }) == 0, let job else { return false }
@@ -159,6 +160,38 @@ func isPrimeDirect(_ n: UInt64) -> Bool {
         return count == 2 && !divisors.isEmpty
     }
     return factors.count == 1 && cofactor == "1"
+}
+
+/// The same for a candidate below 2^32, through the kernel's one-call path that the engine takes for it too: the
+/// answer, every factor as text, and for isPrime the divisors' text of a composite.
+func isPrimeSmall(_ n: UInt32) -> Bool {
+    var answer = pk_small_answer()
+    answer.size = MemoryLayout<pk_small_answer>.size
+    guard pk_small_factor(n, &answer) == 0 else { return false }
+    var factors: [(String, UInt32)] = []
+    factors.reserveCapacity(answer.factor_count)
+    withUnsafeBytes(of: answer.primes) { primes in
+        withUnsafeBytes(of: answer.exponents) { exponents in
+            for index in 0..<answer.factor_count {
+                factors.append((String(primes.load(fromByteOffset: index * 4, as: UInt32.self)),
+                                exponents.load(fromByteOffset: index * 4, as: UInt32.self)))
+            }
+        }
+    }
+    let prime = factors.count == 1 && factors[0].1 == 1
+    if options.kind == .isPrime && !prime {
+        let divisors = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer -> String in
+            var length = 0
+            if pk_small_divisors(&answer, 100_000, buffer.baseAddress, buffer.count, &length, nil) == 0 {
+                return String(cString: buffer.baseAddress!)
+            }
+            var heap = [CChar](repeating: 0, count: length + 1)
+            _ = pk_small_divisors(&answer, 100_000, &heap, heap.count, &length, nil)
+            return String(cString: heap)
+        }
+        return divisors.isEmpty
+    }
+    return prime
 }
 
 /// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.

@@ -52,6 +52,29 @@ import Testing
         }
     }
 
+    /// Candidates below 2^32 with the default range are answered by the kernel's one-call path; `from: "2"` (the
+    /// same range) makes a kernel job. Both must give the same answer, the final progress included.
+    @Test func smallCandidatesAnswerAsKernelJobsDo() async throws {
+        let queue = JobQueue.testing()
+        var candidates: [UInt64] = Array(2...3_000)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 { candidates.append(UInt64.random(in: 3_000...UInt64(UInt32.max), using: &generator)) }
+        candidates += [4_294_967_291, 4_294_967_295, 4_294_836_225, 3_491_888_400, 2_147_483_648, 4_294_967_296]
+        for kind in [JobKind.factor, .isPrime] {
+            func request(_ candidate: UInt64, from: String? = nil) -> JobRequest {
+                kind == .factor ? .factor(String(candidate), from: from) : .isPrime(String(candidate), from: from)
+            }
+            let fast = try queue.submit(contentsOf: candidates.map { request($0) })
+            let kernel = try queue.submit(contentsOf: candidates.map { request($0, from: "2") })
+            for (index, candidate) in candidates.enumerated() {
+                let (a, b) = (try await fast[index].result, try await kernel[index].result)
+                #expect(a == b, "\(kind) \(candidate): \(a) vs \(b)")
+                let (p, q) = (fast[index].progress, kernel[index].progress)
+                #expect(p.percent == 100 && q.percent == 100 && p.factors == q.factors, "\(candidate)")
+            }
+        }
+    }
+
     @Test(arguments: ["", "-15", "twelve", "12.5", "0x1G", "007", "1e9", " 12"])
     func invalidCandidatesAreRejectedAtSubmission(_ candidate: String) {
         let queue = JobQueue.testing(workers: 1)
