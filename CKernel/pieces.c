@@ -59,6 +59,28 @@ int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *s
     }
     if (cap == 0)
         cap = 1;
+    if (yn > cap && 2 * yn >= xn && (st->km || (st->km = malloc(sizeof *st->km)) != NULL)) {
+        /* Balanced and larger than a piece: Karatsuba over pieces costs far
+           fewer pieces than all the slice products. */
+        if (st->i == 0) {
+            if (!st->km_ready) {
+                pk_kmul_init(st->km);
+                st->km_ready = 1;
+            }
+            mpz_roinit_n(st->xv, mpz_limbs_read(x), (mp_size_t)xn);
+            mpz_roinit_n(st->yv, mpz_limbs_read(y), (mp_size_t)yn);
+            pk_kmul_start(st->km, rop, st->xv, st->yv, cap);
+            st->i = 1;
+        }
+        if (!pk_kmul_piece(st->km))
+            return 0;
+        if (st->km->max_limbs > st->max_limbs)
+            st->max_limbs = st->km->max_limbs;
+        if ((mpz_sgn(x) < 0) != (mpz_sgn(y) < 0))
+            mpz_neg(rop, rop);
+        st->i = 0;
+        return 1;
+    }
     if (yn == 0 || xn <= cap) {
         mpz_mul(rop, x, y);
         if (yn && xn > st->max_limbs)
@@ -193,6 +215,18 @@ int pk_kmul_piece(pk_kmul *k)
     return k->depth == 0;
 }
 
+void pk_mulp_clear(pk_mulp *st)
+{
+    if (st->km) {
+        if (st->km_ready)
+            pk_kmul_clear(st->km);
+        free(st->km);
+    }
+    st->km = NULL;
+    st->km_ready = 0;
+    st->i = 0;
+}
+
 /* ---------------------------------------------------- Barrett modulus */
 
 void pk_modulus_init(pk_modulus *md)
@@ -208,6 +242,7 @@ void pk_modulus_init(pk_modulus *md)
 
 void pk_modulus_clear(pk_modulus *md)
 {
+    pk_mulp_clear(&md->mp);
     mpz_clear(md->m);
     mpz_clear(md->mu);
     mpz_clear(md->r);
@@ -313,6 +348,7 @@ void pk_reduce_init(pk_reduce *rd)
 
 void pk_reduce_clear(pk_reduce *rd)
 {
+    pk_mulp_clear(&rd->mp);
     mpz_clear(rd->r);
     mpz_clear(rd->x);
     mpz_clear(rd->q);
@@ -419,6 +455,7 @@ void pk_fold_init(pk_fold *fd)
 
 void pk_fold_clear(pk_fold *fd)
 {
+    pk_mulp_clear(&fd->mp);
     mpz_clear(fd->r);
     mpz_clear(fd->hi);
     mpz_clear(fd->t);
@@ -505,6 +542,7 @@ void pk_gcd_init(pk_gcd *g)
 
 void pk_gcd_clear(pk_gcd *g)
 {
+    pk_mulp_clear(&g->mp);
     for (unsigned i = 0; i < g->nfr; i++)
         frame_clear(&g->fr[i]);
     free(g->fr);

@@ -166,14 +166,22 @@ int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 /* Nonzero when the caller should stop (pk_gcd_run returns after it). */
 typedef int (*pk_poll_fn)(void *ctx);
 
+struct pk_kmul;
 typedef struct pk_mulp {
     size_t i;                   /* pieces of the current product done */
     size_t max_limbs;           /* largest operand of any piece so far (statistics, tests) */
+    struct pk_kmul *km;         /* Karatsuba state for balanced products, allocated when first needed */
+    int km_ready;
+    mpz_t xv, yv;               /* read-only views of the operands' magnitudes (Karatsuba) */
 } pk_mulp;
 
-/* rop = x·y, one slice product per call; 1 when rop holds the product. rop
-   must be distinct from x, y and tmp, and untouched between calls. */
+/* rop = x·y, one piece per call; 1 when rop holds the product. Operands of
+   similar sizes larger than cap go by Karatsuba over pieces (pk_kmul), others
+   as products of cap-limb slices. rop must be distinct from x, y and tmp, and
+   untouched between calls; x and y must not change. */
 int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *st, mpz_t tmp);
+/* Free what a pk_mulp allocated (it may be reused afterwards). */
+void pk_mulp_clear(pk_mulp *st);
 
 /* x·y by Karatsuba over pieces of at most cap limbs (pieces.c); out must be
    distinct from x and y, which stay unchanged until the product is done. */

@@ -50,11 +50,15 @@
 #define PK_PIECE_MIN_LIMBS 4096u
 #endif
 #ifndef PK_PIECE_MAX_LIMBS
-#define PK_PIECE_MAX_LIMBS 65536u
+#define PK_PIECE_MAX_LIMBS 16384u
 #endif
-/* With a cache, nodes are paired up to operands of this many pieces. */
+/* With a cache, nodes larger than a piece are paired (by Karatsuba over
+   pieces) up to operands of PK_PAIR_PIECES pieces and PK_PAIR_MAX_LIMBS. */
 #ifndef PK_PAIR_PIECES
 #define PK_PAIR_PIECES 6u
+#endif
+#ifndef PK_PAIR_MAX_LIMBS
+#define PK_PAIR_MAX_LIMBS 32768u
 #endif
 
 static void free_flush(pk_job *job);
@@ -302,9 +306,9 @@ static void paired(pk_job *job)
 
 /* One piece of pairing the top node with its left sibling, when the two make
    an aligned node one level up (offered to the cache). Nodes of at most cap
-   limbs are multiplied at once; larger ones, up to PK_PAIR_PIECES times cap,
-   only when a cache will keep the product for later jobs, by Karatsuba over
-   pieces. Returns 1 when it did a piece. */
+   limbs are multiplied at once; larger ones, up to PK_PAIR_PIECES times cap
+   (and PK_PAIR_MAX_LIMBS), only when a cache will keep the product for later
+   jobs, by Karatsuba over pieces. Returns 1 when it did a piece. */
 static int pair_top(pk_job *job, size_t cap)
 {
     pk_flush *fl = job->fl;
@@ -329,7 +333,8 @@ static int pair_top(pk_job *job, size_t cap)
         paired(job);
         return 1;
     }
-    if (!job->cache || a > PK_PAIR_PIECES * cap || b > PK_PAIR_PIECES * cap)
+    size_t most = PK_PAIR_PIECES * cap < PK_PAIR_MAX_LIMBS ? PK_PAIR_PIECES * cap : PK_PAIR_MAX_LIMBS;
+    if (!job->cache || a > most || b > most)
         return 0;
     pk_kmul_start(&fl->km, fl->pz, job->ws->node[top - 1], job->ws->node[top], cap);
     fl->pairing = 1;
@@ -410,6 +415,7 @@ static void free_flush(pk_job *job)
     mpz_clear(fl->y);
     mpz_clear(fl->tmp);
     mpz_clear(fl->g);
+    pk_mulp_clear(&fl->mp);
     pk_modulus_clear(&fl->md);
     pk_reduce_clear(&fl->rd);
     pk_fold_clear(&fl->fd);
