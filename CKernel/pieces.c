@@ -13,29 +13,34 @@
  * need).
  *
  * Products (pk_mulp): x·y is the sum of the products of cap-limb slices of x
- * and y, added into the result at their limb offsets.
+ * and y, added into the result at their limb offsets; two operands of similar
+ * size above cap go by Karatsuba over pieces instead (pk_kmul: three products
+ * of half size, recursively, where the slices would need four).
  *
- * Remainders (pk_modulus, pk_reduce): Barrett reduction with a reciprocal
- * mu = floor(2^(2n) / m) of the n-bit modulus, computed once by Newton's
- * iteration (itself in pieces). A number is reduced from its top in blocks of
- * c <= n bits: x = r·2^c + block, q = ((x >> (n-1)) · (mu >> (n-c))) >> (c+1),
- * r = x - q·m, then a few subtractions of m. The estimate q is at most a few
- * units below floor(x/m) when mu is exact; whatever mu is, the remainder is
- * corrected exactly (mpz_fdiv_r if more than a few corrections are needed),
- * so the reciprocal's accuracy only matters for speed.
+ * Remainders (pk_modulus, pk_reduce, pk_fold): Barrett reduction with a
+ * reciprocal mu = floor(2^(2n) / m) of the n-bit modulus, computed once by
+ * Newton's iteration (itself in pieces). A number is reduced from its top in
+ * blocks of c <= n bits: x = r·2^c + block, q = ((x >> (n-1)) · (mu >> (n-c)))
+ * >> (c+1), r = x - q·m, then a few subtractions of m. The estimate q is at
+ * most a few units below floor(x/m) when mu is exact; whatever mu is, the
+ * remainder is corrected exactly (mpz_fdiv_r if more than a few corrections
+ * are needed), so the reciprocal's accuracy only matters for speed. Long
+ * numbers are first folded (pk_fold: one product per block instead of two,
+ * with a constant 2^split mod m) and Barrett only finishes.
  *
  * Greatest common divisor (pk_gcd): a half-gcd recursion written as an
  * explicit stack of frames. A frame holds a pair (a, b), a >= b >= 0, and,
  * except at the root, the matrix M with det ±1 such that (a0, b0) = M·(a, b)
  * for the pair it started from. To shrink a frame's pair it takes the top s
  * bits of both numbers as a child frame, lets the child reduce them to about
- * half (plus a margin), and applies the inverse of the child's matrix to its
- * own full numbers. Any integer matrix of determinant ±1 maps a pair to a pair
- * with the same gcd, so correctness never depends on the truncated numbers
- * giving the true quotients: a result that comes out negative or out of order
- * is made positive and swapped (columns of M follow), and a frame whose step
- * made no progress does one exact division step next. Small frames use Lehmer
- * steps on the top 63 bits (word arithmetic, applied with mpz_mul_ui); the
+ * half (plus a margin), and applies the inverse of the child's matrix to the
+ * low bits of its own numbers (the child's pair is already the image of the
+ * high bits). Any integer matrix of determinant ±1 maps a pair to a pair with
+ * the same gcd, so correctness never depends on the truncated numbers giving
+ * the true quotients: a result that comes out negative or out of order is made
+ * positive and swapped (columns of M follow), and a frame whose step made no
+ * progress does one exact division step next. Small frames use Lehmer steps
+ * on the top 127 bits (double-word arithmetic, applied with mpz_mul_ui); the
  * root finishes with mpz_gcd once b is small. Every piece leaves the state
  * consistent, so the gcd resumes exactly where it stopped.
  */
@@ -501,18 +506,9 @@ int pk_fold_piece(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_
 
 /* --------------------------------------------------------------- gcd */
 
-#ifndef GCD_MARGIN
-#define GCD_MARGIN 64u
-#endif
-#ifndef GCD_WORD_BITS
-#define GCD_WORD_BITS 4096u
-#endif
-#ifndef GCD_ROOT_SLICE
-#define GCD_ROOT_SLICE(na) ((na) / 2)
-#endif
-#ifndef GCD_FINISH_BITS
-#define GCD_FINISH_BITS 16384u /* the root calls mpz_gcd once b is this small */
-#endif
+#define GCD_MARGIN 64u          /* bits a child stops above half its slice */
+#define GCD_WORD_BITS 4096u      /* frames this small take Lehmer steps */
+#define GCD_FINISH_BITS 16384u   /* the root calls mpz_gcd once b is this small */
 
 static void frame_init(pk_gcd_frame *f)
 {
@@ -772,7 +768,7 @@ static int gcd_piece(pk_gcd *g, mpz_t out)
            half must go (the root, a frame's first child), else two thirds. */
         size_t s = 2 * (na - f->stop);
         if (s >= na)
-            s = f->track ? na / 2 : GCD_ROOT_SLICE(na);
+            s = na / 2;
         else if (s > na / 3 * 2)
             s = na / 3 * 2;
         if (s < 4 * GCD_MARGIN) {

@@ -5,7 +5,7 @@
  * PK_SIEVE_SPAN integers at a time. Two strategies, chosen by the size of the
  * cofactor:
  *
- * Word products (cofactors below PK_ACC_MIN_LIMBS limbs). Primes are packed
+ * Word products (cofactors below PK_WINDOW_MIN_LIMBS limbs). Primes are packed
  * into word-size products (two to four primes per 64-bit word) and the
  * cofactor is read once per product with mpn_mod_1; the word remainder tells
  * which of its primes divide. Products are taken in groups of about
@@ -16,17 +16,25 @@
  * multiplied together — a product tree per segment, and the segments paired
  * into the nodes of a tree aligned on segment numbers, so that a pk_cache can
  * keep and share every node — until the product P has about
- * PK_WINDOW_FACTOR times as many bits as the cofactor. Then one reduction
- * r = P mod cof and one g = gcd(r, cof) test every prime of the window at
- * once: g is the product of those dividing the cofactor, and is split by
- * word-product trial division over the window, which is quick because g is
- * small. The cofactor is read a handful of times per window instead of once
- * per word of primes.
+ * PK_WINDOW_FACTOR times as many bits as the cofactor. Then the window check:
+ * r = P mod cof (node by node) and g = gcd(r, cof) test every prime of the
+ * window at once: g is the product of those dividing the cofactor, and is
+ * split by word-product trial division over the window, which is quick
+ * because g is small. The cofactor is read a handful of times per window
+ * instead of once per word of primes.
  *
- * Resume points: every segment boundary. In memory the window's nodes stay on
- * the job; a checkpoint records the window's range and the residue of its
- * product modulo the cofactor (one reduction, done when the checkpoint is
- * written), which a restore takes as the window's first node.
+ * All window work runs in pieces (pieces.c) with a poll of the interrupt flag
+ * before each: a level of a segment's product tree, a pairing product, and in
+ * the window check the cofactor's reciprocal and folding constant, each
+ * node's folding and Barrett blocks, its product with the residue so far, and
+ * the gcd's steps. No piece multiplies operands above piece_limbs() limbs.
+ *
+ * Resume points: every segment boundary. In memory the window's nodes, a
+ * segment product and a window check under way stay on the job and continue
+ * where they stopped; a checkpoint records the window's range and the residue
+ * of its product modulo the cofactor (the residue so far times the nodes not
+ * yet folded; one reduction, done when the checkpoint is written), which a
+ * restore takes as the window's first node.
  */
 #include <stdlib.h>
 
@@ -40,26 +48,17 @@
 /* A window does a prime's work in a fraction of a word-product read: its
    units are scaled so that a unit costs about the same time on both. */
 #define PK_WINDOW_UNIT_DIVISOR 8u
-/* Operands of the multiplications of window work, in limbs: the cofactor's
-   size, clamped to [PK_PIECE_MIN_LIMBS, PK_PIECE_MAX_LIMBS]. */
-#ifndef PK_PIECE_NUM
+/* Operands of the multiplications of window work, in limbs: 4/5 of the
+   cofactor's size, clamped to [PK_PIECE_MIN_LIMBS, PK_PIECE_MAX_LIMBS]
+   (docs/kernel.md has the measurements). */
 #define PK_PIECE_NUM 4u
 #define PK_PIECE_DEN 5u
-#endif
-#ifndef PK_PIECE_MIN_LIMBS
 #define PK_PIECE_MIN_LIMBS 4096u
-#endif
-#ifndef PK_PIECE_MAX_LIMBS
 #define PK_PIECE_MAX_LIMBS 16384u
-#endif
 /* With a cache, nodes larger than a piece are paired (by Karatsuba over
    pieces) up to operands of PK_PAIR_PIECES pieces and PK_PAIR_MAX_LIMBS. */
-#ifndef PK_PAIR_PIECES
 #define PK_PAIR_PIECES 6u
-#endif
-#ifndef PK_PAIR_MAX_LIMBS
 #define PK_PAIR_MAX_LIMBS 32768u
-#endif
 
 static void free_flush(pk_job *job);
 
@@ -215,8 +214,8 @@ static int word_products(pk_job *job, uint64_t *budget)
 /* ---------------------------------------------------------------- windows */
 
 /* Limbs per multiplication piece of window work on a cofactor of `limbs`
-   limbs: the cofactor's own size (a piece is then about one product of
-   cofactor-sized numbers), but at most PK_PIECE_MAX_LIMBS. */
+   limbs: the largest piece sets the interrupt latency (about 0.65 ms at
+   100,000 digits, 2.5 ms at 16,384 limbs), smaller pieces cost throughput. */
 static size_t piece_limbs(size_t limbs)
 {
     size_t cap = (limbs * PK_PIECE_NUM) / PK_PIECE_DEN;
