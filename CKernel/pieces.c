@@ -18,10 +18,10 @@
  * of half size, recursively, where the slices would need four).
  *
  * Remainders (pk_modulus, pk_reduce, pk_fold): Barrett reduction with a
- * reciprocal mu = floor(2^(2n) / m) of the n-bit modulus, computed once by
- * Newton's iteration (itself in pieces). A number is reduced from its top in
- * blocks of c <= n bits: x = r·2^c + block, q = ((x >> (n-1)) · (mu >> (n-c)))
- * >> (c+1), r = x - q·m, then a few subtractions of m. The estimate q is at
+ * reciprocal mu = floor(2^(n + cmax) / m) of the n-bit modulus (cmax: the
+ * largest block), computed once by Newton's iteration (itself in pieces). A number is reduced from its top in
+ * blocks of c <= cmax bits: x = r·2^c + block, q = ((x >> (n-1)) ·
+ * (mu >> (cmax-c))) >> (c+1), r = x - q·m, then a few subtractions of m. The estimate q is at
  * most a few units below floor(x/m) when mu is exact; whatever mu is, the
  * remainder is corrected exactly (mpz_fdiv_r if more than a few corrections
  * are needed), so the reciprocal's accuracy only matters for speed. Long
@@ -264,8 +264,16 @@ void pk_modulus_set(pk_modulus *md, const mpz_t m, size_t cap)
     md->ready = 0;
     md->phase = 0;
     md->mp.i = 0;
-    /* Precisions from n down to the base, each a little over half the one above. */
-    size_t k = md->n;
+    /* Barrett blocks take at most cmax bits, so mu is only needed to that
+       precision: mu = floor(2^(n + cmax) / m), which is R_K >> (K - cmax) for
+       the reciprocal R_K = floor(2^(2K) / m_K) of the top K = cmax + 64 bits
+       of m, up to a unit or two (Barrett's correction absorbs them). */
+    md->cmax = 64 * (cap ? cap : 1) - 1;
+    if (md->cmax > md->n)
+        md->cmax = md->n;
+    size_t k = md->cmax + 64 < md->n ? md->cmax + 64 : md->n;
+    md->ktop = k;
+    /* Precisions from ktop down to the base, each a little over half the one above. */
     md->nk = 0;
     while (k > 64 && md->nk < 63) {
         md->ks[md->nk++] = k;
@@ -289,7 +297,7 @@ int pk_modulus_piece(pk_modulus *md)
         mpz_setbit(md->r, 2 * k);
         mpz_tdiv_q(md->r, md->r, md->t1);
         if (md->nk == 0) {
-            mpz_swap(md->mu, md->r);
+            mpz_tdiv_q_2exp(md->mu, md->r, md->ktop - md->cmax);
             md->ready = 1;
             return 1;
         }
@@ -317,7 +325,7 @@ int pk_modulus_piece(pk_modulus *md)
         md->ki--;
         md->phase = 1;
         if (md->ki == 0) {
-            mpz_swap(md->mu, md->r);
+            mpz_tdiv_q_2exp(md->mu, md->r, md->ktop - md->cmax);
             md->ready = 1;
             return 1;
         }
@@ -403,9 +411,7 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
                 return 1;
             }
             /* c + 1 bits of quotient estimate fit in cap limbs: one product each */
-            size_t c = 64 * md->cap - 1;
-            if (c > n)
-                c = n;
+            size_t c = md->cmax;
             if (c > rd->pos)
                 c = rd->pos;
             rd->c = c;
@@ -419,13 +425,13 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
                 continue; /* no division needed for this block */
             }
             mpz_tdiv_q_2exp(rd->q, rd->x, n - 1);
-            if (c < n)
-                mpz_tdiv_q_2exp(rd->mu_c, md->mu, n - c);
+            if (c < md->cmax)
+                mpz_tdiv_q_2exp(rd->mu_c, md->mu, md->cmax - c);
             rd->phase = 1;
             return 0;
         }
-        case 1: /* t = (x >> (n-1)) · mu_c, mu_c = mu >> (n - c) */
-            if (!pk_mul_piece(rd->t, rd->q, rd->c < n ? rd->mu_c : md->mu, md->cap, &rd->mp, tmp))
+        case 1: /* t = (x >> (n-1)) · mu_c, mu_c = mu >> (cmax - c) = floor(2^(n+c) / m) */
+            if (!pk_mul_piece(rd->t, rd->q, rd->c < md->cmax ? rd->mu_c : md->mu, md->cap, &rd->mp, tmp))
                 return 0;
             mpz_tdiv_q_2exp(rd->q, rd->t, rd->c + 1);
             rd->phase = 2;

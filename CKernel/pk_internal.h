@@ -208,10 +208,12 @@ void pk_kmul_start(pk_kmul *k, mpz_t out, const mpz_t x, const mpz_t y, size_t c
 /* One piece; 1 when out = x·y. */
 int pk_kmul_piece(pk_kmul *k);
 
-/* A modulus m with its Barrett reciprocal mu = floor(2^(2n) / m), n = bits of m. */
+/* A modulus m with its Barrett reciprocal mu = floor(2^(n + cmax) / m), n =
+   bits of m, cmax = min(n, 64·cap - 1) the largest Barrett block. */
 typedef struct pk_modulus {
     mpz_t m, mu;
-    size_t n, cap;
+    size_t n, cap, cmax;
+    size_t ktop;                /* Newton's last precision: cmax + 64, at most n */
     int ready;                  /* mu computed */
     /* Newton's iteration: precisions ks[nk] (base) up to ks[0] = n. */
     size_t ks[64];
@@ -227,7 +229,7 @@ void pk_modulus_set(pk_modulus *md, const mpz_t m, size_t cap);
 /* One piece of computing mu; 1 when ready. */
 int pk_modulus_piece(pk_modulus *md);
 
-/* x mod m from the top, in blocks of up to 64·cap bits (Barrett with mu). */
+/* x mod m from the top, in blocks of up to cmax bits (Barrett with mu). */
 typedef struct pk_reduce {
     size_t pos;                 /* low bits of x not yet taken */
     size_t c;                   /* the current block's bits */

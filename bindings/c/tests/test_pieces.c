@@ -191,7 +191,7 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
 {
     unsigned rounds = PKT_SIZE(300u, 80u);
     pkt_say("checks: pk_mul_piece and pk_kmul against mpz_mul (signs, zero, unbalanced operands; pieces counted, "
-            "no piece above the cap), the Barrett reciprocal within a few units of floor(2^2n / m), and "
+            "no piece above the cap), the Barrett reciprocal within a few units of floor(2^(n + block) / m), and "
             "pk_reduce, and pk_fold followed by pk_reduce, against mpz_fdiv_r for %u random and edge-case dividends (below m, m, k*m, k*m - 1, "
             "all ones; moduli of all ones and powers of two), with random caps",
             rounds);
@@ -260,10 +260,11 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
         while (!pk_modulus_piece(&md))
             ;
         mpz_set_ui(e, 0);
-        mpz_setbit(e, 2 * n);
+        mpz_setbit(e, n + md.cmax);
         mpz_fdiv_q(e, e, m);
         mpz_sub(e, e, md.mu);
-        PKT_CHECK(mpz_cmpabs_ui(e, 8) <= 0, "Barrett reciprocal of a %zu-bit modulus is off by more than 8", n);
+        PKT_CHECK(mpz_cmpabs_ui(e, 8) <= 0, "Barrett reciprocal of a %zu-bit modulus (blocks of %zu bits) is off "
+                  "by more than 8", n, md.cmax);
         for (unsigned k = 0; k < 6; k++) {
             switch (k) {
             case 0: rand_number(&rng, x, (unsigned)pkt_rand_range(&rng, 0, (unsigned)n)); break;
