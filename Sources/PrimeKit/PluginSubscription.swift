@@ -256,40 +256,47 @@ final class PluginSubscription: @unchecked Sendable {
 
     /// Delivers a batch in order, unless deliveries end; returns false when they did.
     private func deliver(_ batch: [Run], to target: Plugin?) -> Bool {
-        var running = false  // `receiving` is set
+        guard let target else { return true }  // unwrapped once, not per event
+        // `running` (whether `receiving` is set) is passed inout rather than captured by a nested function: a
+        // captured `var` is boxed and checked for exclusive access at run time on every event.
+        var running = false
         defer { if running { receiving.store(false, ordering: .releasing) } }
-        func deliverOne(_ event: EngineEvent) -> Bool {
-            // Never deliver while `stop()` is being asked, nor after the plugin stopped. `receiving` is set before
-            // the flags are read and `hold()` sets its flag before reading `receiving` (both sequentially
-            // consistent), so either this delivery sees the hold or the holder sees it running — and then waits
-            // for it to clear, which happens before the next event at the latest.
-            while true {
-                if !running {
-                    receiving.store(true, ordering: .sequentiallyConsistent)
-                    running = true
-                }
-                if !holdRequested.load(ordering: .sequentiallyConsistent)
-                    && !closedFlag.load(ordering: .sequentiallyConsistent) { break }
-                receiving.store(false, ordering: .sequentiallyConsistent)
-                running = false
-                condition.lock()
-                while holdRequested.load(ordering: .sequentiallyConsistent) && !closed { condition.wait() }
-                let ended = closed
-                condition.unlock()
-                if ended { return false }
-            }
-            target?.receive(event)
-            return true
-        }
         for run in batch {
             switch run {
             case .one(let event):
-                guard deliverOne(event) else { return false }
+                guard mayDeliver(&running) else { return false }
+                target.receive(event)
             case .many(let events):
-                for index in events.indices { guard deliverOne(events[index]) else { return false } }
+                for index in events.indices {
+                    guard mayDeliver(&running) else { return false }
+                    target.receive(events[index])
+                }
             }
         }
         return true
+    }
+
+    /// Whether the next event may be delivered: waits while `stop()` is being asked, false once the plugin stopped.
+    /// `receiving` is set before the flags are read and `hold()` sets its flag before reading `receiving` (both
+    /// sequentially consistent), so either this delivery sees the hold or the holder sees it running — and then
+    /// waits for it to clear, which happens before the next event at the latest.
+    @inline(__always)
+    private func mayDeliver(_ running: inout Bool) -> Bool {
+        while true {
+            if !running {
+                receiving.store(true, ordering: .sequentiallyConsistent)
+                running = true
+            }
+            if !holdRequested.load(ordering: .sequentiallyConsistent)
+                && !closedFlag.load(ordering: .sequentiallyConsistent) { return true }
+            receiving.store(false, ordering: .sequentiallyConsistent)
+            running = false
+            condition.lock()
+            while holdRequested.load(ordering: .sequentiallyConsistent) && !closed { condition.wait() }
+            let ended = closed
+            condition.unlock()
+            if ended { return false }
+        }
     }
 
     /// Ends deliveries: undelivered events are discarded; an event being delivered finishes first. The delivery
