@@ -158,7 +158,9 @@ public final class Engine: Sendable {
     ///   ``EngineSettings/maxDigits`` in effect, `queueShutDown` after ``shutdown()``.
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
-        let prepared = try prepare(request)
+        var prepared = request
+        let admission = try admission()
+        if try admission.needsInterval(request) { prepared.progressInterval = admission.progressInterval }
         return try submitTracked { (track) throws(PrimeKitError) in
             [try queue.submit(prepared) { track([$0]) }]
         }[0]
@@ -167,9 +169,14 @@ public final class Engine: Sendable {
     /// Submits many jobs under one lock (all or none): the fast path for large numbers of small jobs.
     @discardableResult
     public func submit(contentsOf requests: [JobRequest]) throws(PrimeKitError) -> [Job] {
-        var prepared: [JobRequest] = []
-        prepared.reserveCapacity(requests.count)
-        for request in requests { prepared.append(try prepare(request)) }
+        // Requests are only copied when the engine changes one (its progress interval replaces the default).
+        var prepared = requests
+        let admission = try admission()
+        try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in  // read in place, not copied
+            for index in requests.indices where try admission.needsInterval(requests[index]) {
+                prepared[index].progressInterval = admission.progressInterval
+            }
+        }
         return try submitTracked { (track) throws(PrimeKitError) in
             try queue.submit(contentsOf: prepared, beforeRegistering: track)
         }
@@ -194,19 +201,30 @@ public final class Engine: Sendable {
         }
     }
 
-    private func prepare(_ request: JobRequest) throws(PrimeKitError) -> JobRequest {
+    /// What every submission is checked against, read once per submission.
+    private struct Admission {
+        let maxDigits: Int
+        let progressInterval: Duration
+
+        /// Checks a request against the digit limit; true when it asked for the default progress interval and
+        /// must get the engine's instead.
+        func needsInterval(_ request: JobRequest) throws(PrimeKitError) -> Bool {
+            let digits = request.candidate.utf8.count
+            if request.checkpoint == nil, digits > maxDigits {
+                throw PrimeKitError(code: .candidateTooLarge,
+                                    message: "the candidate has \(digits) digits, over \(maxDigits)")
+            }
+            return request.progressInterval == .milliseconds(250) && progressInterval != .milliseconds(250)
+        }
+    }
+
+    private func admission() throws(PrimeKitError) -> Admission {
         if registry.withLock({ $0.shutDown }) {
             throw PrimeKitError(code: .queueShutDown, message: "the engine has shut down")
         }
         let effective = settings.effective
-        let limit = min(effective.maxDigits, maxDigitsCeiling)
-        if request.checkpoint == nil, request.candidate.utf8.count > limit {
-            throw PrimeKitError(code: .candidateTooLarge,
-                                message: "the candidate has \(request.candidate.utf8.count) digits, over \(limit)")
-        }
-        var request = request
-        if request.progressInterval == .milliseconds(250) { request.progressInterval = effective.progressInterval }
-        return request
+        return Admission(maxDigits: min(effective.maxDigits, maxDigitsCeiling),
+                         progressInterval: effective.progressInterval)
     }
 
     private func announce(_ jobs: [Job]) {

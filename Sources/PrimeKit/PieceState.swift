@@ -55,6 +55,13 @@ struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
         set { update(position) { $0 = newValue } }
     }
 
+    /// Reads one piece without copying it: the first piece is lent to `body` in place (the subscript's getter
+    /// returns a copy, which retains every reference the piece holds).
+    @inline(__always)
+    func read<R>(_ position: Int, _ body: (PieceState) throws -> R) rethrows -> R {
+        position == 0 ? try body(head) : try body(tail[position - 1])
+    }
+
     /// Changes one piece in place. The engine's paths use this rather than `pieces[i].x = …`: that goes through
     /// the subscript's modify coroutine, whose frame (it forwards to the array's own) does not fit the caller's
     /// fixed buffer and is allocated on the heap — once per access, several times per job — while this inlines

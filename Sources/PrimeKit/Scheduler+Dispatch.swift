@@ -43,11 +43,13 @@ extension Scheduler {
                 $0.onWorker = true
             }
             if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
-            let piece = core.pieces[entry.piece]
-            return Assignment(
-                job: entry.job, piece: entry.piece, kernel: piece.kernel, from: piece.from, bound: piece.bound,
-                workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
-                single: core.pieces.count == 1, priority: core.priority)
+            let single = core.pieces.count == 1, priority = core.priority
+            return core.pieces.update(entry.piece) { piece in  // read in place: no copy of the whole piece
+                Assignment(
+                    job: entry.job, piece: entry.piece, kernel: piece.kernel, from: piece.from, bound: piece.bound,
+                    workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
+                    single: single, priority: priority)
+            }
         }
     }
 
@@ -55,7 +57,7 @@ extension Scheduler {
     /// held: dropped from the deque and re-queued when the job settles.
     func isDispatchable(_ entry: ReadyEntry) -> Bool {
         entry.job.core.withLock(anchoredTo: entry.job) { core in
-            guard core.pieces[entry.piece].queued, core.pieces[entry.piece].token == entry.token else { return false }
+            guard core.pieces.read(entry.piece, { $0.queued && $0.token == entry.token }) else { return false }
             if core.holdRequested || !(core.state == .ready || core.state == .running) {
                 core.pieces.update(entry.piece) { $0.queued = false }
                 return false
@@ -90,8 +92,8 @@ extension Scheduler {
     func enqueueRestingPieces(_ job: Job, _ core: inout JobCore, front: Bool, _ s: inout SchedulerState,
                                       _ effects: inout Effects) {
         var any = false
-        for index in core.pieces.indices where !core.pieces[index].finished && !core.pieces[index].onWorker
-            && !core.pieces[index].queued {
+        for index in core.pieces.indices
+        where core.pieces.read(index, { !$0.finished && !$0.onWorker && !$0.queued }) {
             enqueue(job, &core, piece: index, front: front, &s, &effects)
             any = true
         }

@@ -11,30 +11,40 @@ extension Scheduler {
     func submit(_ prepared: [PreparedJob], beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError)
         -> [Job]
     {
-        for spec in prepared { try checkDependencies(spec) }
+        // Every spec is lent in place (an unsafe buffer's elements are read where they are): a `PreparedJob` is
+        // large, and each copy of one, as iterating or indexing the array makes, retains every reference it holds.
+        try prepared.withUnsafeBufferPointer { specs throws(PrimeKitError) in
+            for index in specs.indices { try checkDependencies(specs[index].dependencies) }
+        }
         // The handles are built outside the lock; ids come from an atomic counter.
         let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
         var id = last - UInt64(prepared.count)
-        let jobs = prepared.map { spec in
-            id += 1
-            return makeJob(spec, id: id)
+        var jobs: [Job] = []
+        jobs.reserveCapacity(prepared.count)
+        prepared.withUnsafeBufferPointer { specs in
+            for index in specs.indices {
+                id += 1
+                jobs.append(makeJob(specs[index], id: id))
+            }
         }
         beforeRegistering(jobs)
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
-            for index in jobs.indices { register(jobs[index], prepared[index], &s, &effects) }
+            prepared.withUnsafeBufferPointer { specs in
+                for index in jobs.indices { register(jobs[index], dependencies: specs[index].dependencies, &s, &effects) }
+            }
             return jobs
         }
     }
 
     /// One job: the same as `submit([spec])[0]` without the arrays (the one-at-a-time hot path).
     func submit(_ spec: PreparedJob, beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job {
-        try checkDependencies(spec)
+        try checkDependencies(spec.dependencies)
         let job = makeJob(spec, id: nextJobID.add(1, ordering: .relaxed).newValue)
         beforeRegistering(job)
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
-            register(job, spec, &s, &effects)
+            register(job, dependencies: spec.dependencies, &s, &effects)
             return job
         }
     }
@@ -51,12 +61,13 @@ extension Scheduler {
 
     static let shutDownError = PrimeKitError(code: .queueShutDown, message: "the queue was shut down")
 
-    func checkDependencies(_ spec: PreparedJob) throws(PrimeKitError) {
-        for dependency in spec.dependencies where dependency.scheduler !== self {
+    func checkDependencies(_ dependencies: [Job]) throws(PrimeKitError) {
+        for dependency in dependencies where dependency.scheduler !== self {
             throw PrimeKitError(code: .foreignJob, message: "dependency \(dependency.id) belongs to another queue")
         }
     }
 
+    @inline(__always)
     func makeJob(_ spec: PreparedJob, id: UInt64) -> Job {
         Job(id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
             progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork, priority: spec.priority,
@@ -65,11 +76,11 @@ extension Scheduler {
 
     /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a
     /// dependency already failed or was cancelled.
-    func register(_ job: Job, _ spec: PreparedJob, _ s: inout SchedulerState, _ effects: inout Effects) {
+    func register(_ job: Job, dependencies: [Job], _ s: inout SchedulerState, _ effects: inout Effects) {
         s.counts.pending += 1
         var cause: CancellationReason?
         var unmet = 0
-        for dependency in spec.dependencies {
+        for dependency in dependencies {
             dependency.core.withLock(anchoredTo: dependency) { core in
                 switch core.outcome {
                 case .success: break
@@ -86,11 +97,11 @@ extension Scheduler {
             return
         }
         job.core.withLock(anchoredTo: job) { core in
-            if !spec.dependencies.isEmpty { core.dependencies = spec.dependencies }
+            if !dependencies.isEmpty { core.dependencies = dependencies }
             core.unmetDependencies = unmet
             if unmet == 0 {
                 transition(job, &core, to: .ready, &s, &effects)
-                if core.pieces.count == 1 && !core.pieces[0].finished {
+                if core.pieces.count == 1 && !core.pieces.read(0, \.finished) {
                     // A new one-piece job (the common case): its piece is neither queued nor on a worker.
                     enqueue(job, &core, piece: 0, front: false, &s, &effects)
                 } else {
