@@ -169,13 +169,12 @@ public final class Engine: Sendable {
     /// Submits many jobs under one lock (all or none): the fast path for large numbers of small jobs.
     @discardableResult
     public func submit(contentsOf requests: [JobRequest]) throws(PrimeKitError) -> [Job] {
-        // Requests are only copied when the engine changes one (its progress interval replaces the default).
+        // The shutdown flag and the settings are read once per submission; the array is only rewritten when the
+        // engine changes a request (its progress interval replaces the default).
         var prepared = requests
         let admission = try admission()
-        try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in  // read in place, not copied
-            for index in requests.indices where try admission.needsInterval(requests[index]) {
-                prepared[index].progressInterval = admission.progressInterval
-            }
+        for index in requests.indices where try admission.needsInterval(requests[index]) {
+            prepared[index].progressInterval = admission.progressInterval
         }
         return try submitTracked { (track) throws(PrimeKitError) in
             try queue.submit(contentsOf: prepared, beforeRegistering: track)

@@ -114,10 +114,8 @@ public final class JobQueue: Sendable {
         let workers = scheduler.maxConcurrentJobs
         var prepared: [PreparedJob] = []
         prepared.reserveCapacity(requests.count)
-        try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in  // read in place, not copied
-            for index in requests.indices {
-                prepared.append(try PreparedJob(requests[index], configuration: configuration, workers: workers))
-            }
+        for request in requests {
+            prepared.append(try PreparedJob(request, configuration: configuration, workers: workers))
         }
         return try scheduler.submit(prepared, beforeRegistering: beforeRegistering)
     }
