@@ -156,6 +156,19 @@ size_t pk_decimal_length(const mpz_t v);
 /* mpz to decimal under the caller-buffer convention. */
 int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 
+/* ------------------------------------------------------------ divisors (divisors.c) */
+
+/* Every divisor of prod primes[i]^exponents[i] (the product below 2^64),
+   ascending, into d; returns how many. d, run and merged each need room for
+   that many (the product of exponents[i] + 1). */
+size_t pk_divisors_ascending(const uint64_t *primes, const uint64_t *exponents, size_t count,
+                             uint64_t *d, uint64_t *run, uint64_t *merged);
+/* v in decimal into out (no terminator); returns the length (1 to 20). */
+size_t pk_u64_decimal(uint64_t v, char out[20]);
+/* values in decimal, separated by single spaces, into out (at most 21 bytes
+   per value; no terminator); returns the length. */
+size_t pk_decimal_list(const uint64_t *values, size_t count, char *out);
+
 /* ------------------------------------------------------------ pieces */
 
 /* Long GMP work in pieces of bounded size (pieces.c). Every *_piece call does

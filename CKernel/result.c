@@ -66,59 +66,27 @@ static int cmp_mpz(const void *a, const void *b)
     return mpz_cmp(*(const mpz_t *)a, *(const mpz_t *)b);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Decimal digits of v at the end of tmp[20]; returns the first. */
-static char *u64_digits(uint64_t v, char *end)
-{
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return end;
-}
-
 /* Every divisor of a 64-bit candidate, in machine words (the common case of
    small isPrime answers: no GMP on the way). */
 static int divisors_u64(const pk_job *job, size_t total, char *buf, size_t cap, size_t *len)
 {
-    uint64_t stack[256];
-    uint64_t *d = total <= 256 ? stack : malloc(total * sizeof *d);
-    if (!d)
-        return PK_E_NOMEM;
-    size_t have = 1;
-    d[0] = 1;
+    uint64_t primes[64], exponents[64]; /* a number below 2^64 has at most 15 distinct primes */
     for (size_t i = 0; i < job->factor_count; i++) {
-        uint64_t p = mpz_get_ui(job->factors[i].prime);
-        size_t base = have;
-        for (uint64_t k = 1; k <= job->factors[i].exponent; k++)
-            for (size_t j = 0; j < base; j++, have++)
-                d[have] = d[(size_t)(k - 1) * base + j] * p;
+        primes[i] = mpz_get_ui(job->factors[i].prime);
+        exponents[i] = job->factors[i].exponent;
     }
-    qsort(d, have, sizeof *d, cmp_u64);
+    uint64_t stack[3 * 256];
+    uint64_t *d = total <= 256 ? stack : malloc(3 * total * sizeof *d);
     char small[4096];
-    size_t need = have * 21;
-    char *s = need <= sizeof small ? small : malloc(need);
+    char *s = total * 21 <= sizeof small ? small : malloc(total * 21);
     int rc = PK_E_NOMEM;
-    if (s) {
-        size_t at = 0;
-        char tmp[20];
-        for (size_t i = 0; i < have; i++) {
-            if (i)
-                s[at++] = ' ';
-            char *first = u64_digits(d[i], tmp + sizeof tmp);
-            size_t n = (size_t)(tmp + sizeof tmp - first);
-            memcpy(s + at, first, n);
-            at += n;
-        }
-        rc = pk_emit(s, at, buf, cap, len);
-        if (s != small)
-            free(s);
+    if (d && s) {
+        const size_t have = pk_divisors_ascending(primes, exponents, job->factor_count, d, d + total,
+                                                  d + 2 * total);
+        rc = pk_emit(s, pk_decimal_list(d, have, s), buf, cap, len);
     }
+    if (s != small)
+        free(s);
     if (d != stack)
         free(d);
     return rc;
@@ -148,7 +116,7 @@ int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_t cap, 
     if (total > max_count)
         return PK_E_TOO_MANY;
 
-    if (mpz_sizeinbase(job->n, 2) <= 64)
+    if (mpz_sizeinbase(job->n, 2) <= 64 && job->factor_count <= 64 && !extra)
         return divisors_u64(job, total, buf, cap, len);
 
     mpz_t *d = malloc(total * sizeof *d);

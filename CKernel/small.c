@@ -15,8 +15,6 @@
  * a 32-bit number is below 2^16, so the worst case (a prime near 2^32) is
  * about 17,500 divisions.
  */
-#include <stdlib.h>
-
 #include "primekit.h"
 #include "pk_internal.h"
 
@@ -69,19 +67,12 @@ int pk_small_factor(uint32_t n, pk_small_answer *out)
     return PK_OK;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf, size_t cap,
                       size_t *len, size_t *count)
 {
     if (!answer || answer->size < sizeof *answer || answer->factor_count > PK_SMALL_MAX_FACTORS)
         return PK_E_ARG;
     /* No number below 2^32 has more than 1,920 divisors (3,491,888,400 has that many). */
-    uint32_t d[1920];
     size_t total = 1;
     for (size_t i = 0; i < answer->factor_count; i++) {
         if (answer->exponents[i] >= 1920 || (total *= (size_t)answer->exponents[i] + 1) > 1920)
@@ -91,35 +82,24 @@ int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf
         *count = total;
     if (total > max_count)
         return PK_E_TOO_MANY;
-    size_t have = 1;
-    d[0] = 1;
+    uint64_t primes[PK_SMALL_MAX_FACTORS], exponents[PK_SMALL_MAX_FACTORS];
     for (size_t i = 0; i < answer->factor_count; i++) {
-        size_t base = have;
-        for (uint32_t k = 1; k <= answer->exponents[i]; k++)
-            for (size_t j = 0; j < base; j++, have++)
-                d[have] = d[(size_t)(k - 1) * base + j] * answer->primes[i];
+        primes[i] = answer->primes[i];
+        exponents[i] = answer->exponents[i];
     }
-    qsort(d, have, sizeof d[0], cmp_u32);
+    uint64_t d[1920], run[1920], merged[1920];
+    const size_t have = pk_divisors_ascending(primes, exponents, answer->factor_count, d, run, merged);
     /* The length first, then the text straight into the caller's buffer. */
     size_t need = have - 1;
-    for (size_t i = 0; i < have; i++)
-        for (uint32_t v = d[i]; v; v /= 10)
-            need++;
+    for (size_t i = 0; i < have; i++) {
+        const uint64_t v = d[i];
+        need += v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5
+              : v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+    }
     if (len)
         *len = need;
     if (!buf || cap <= need)
         return PK_E_BUFFER;
-    size_t at = 0;
-    for (size_t i = 0; i < have; i++) {
-        if (i)
-            buf[at++] = ' ';
-        char digits[10];
-        size_t n = 0;
-        for (uint32_t v = d[i]; v; v /= 10)
-            digits[n++] = (char)('0' + v % 10);
-        while (n)
-            buf[at++] = digits[--n];
-    }
-    buf[at] = 0;
+    buf[pk_decimal_list(d, have, buf)] = 0;
     return PK_OK;
 }

@@ -200,6 +200,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(checkpoint_status_must_be_the_one_the_job_concluded) \
     X(small_candidates_answer_as_jobs_do)                    \
     X(small_calls_reject_bad_arguments_and_follow_the_buffer_convention) \
+    X(divisor_lists_match_a_square_root_scan)                \
     X(simd_active_reports_what_the_cpu_runs)                 \
     X(simd_paths_agree_on_random_inputs)                     \
     X(cache_shared_by_jobs_and_threads_changes_no_answer)   \

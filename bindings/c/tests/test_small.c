@@ -120,3 +120,60 @@ void test_small_calls_reject_bad_arguments_and_follow_the_buffer_convention(void
     PKT_CHECK_STATUS(pk_small_divisors(&answer, 24, buf, len + 1, &len, NULL), PK_OK, "exact room");
     PKT_CHECK(strcmp(buf, want) == 0, "360's divisors: %s", buf);
 }
+
+/* The divisors of n in decimal by a scan up to its square root (the pairs d, n / d), written independently of
+   the kernel: the small ones ascending, then the large ones in reverse. Returns the count. */
+static size_t scanned_divisors(uint64_t n, char *out, size_t cap)
+{
+    static uint64_t small[1 << 16];
+    size_t count = 0, at = 0;
+    uint64_t d = 1;
+    for (; d * d < n; d++)
+        if (n % d == 0)
+            small[count++] = d;
+    int square = d * d == n;
+    size_t total = 2 * count + (size_t)square;
+    for (size_t i = 0; i < total; i++) {
+        uint64_t v = i < count ? small[i] : i == count && square ? d : n / small[total - 1 - i];
+        at += (size_t)snprintf(out + at, cap - at, i ? " %llu" : "%llu", (unsigned long long)v);
+    }
+    return total;
+}
+
+void test_divisor_lists_match_a_square_root_scan(void)
+{
+    pkt_say("checks: pk_small_divisors for random n below 2^32 and the most-divisor numbers, and pk_job_divisors for "
+            "64-bit n with thousands of divisors, against a scan of every d up to the square root");
+    static char want[200000], got[200000];
+    pkt_rng rng;
+    pkt_rng_for(&rng, "divisor-scan");
+    static const uint32_t most[] = {3491888400u, 2205403200u, 1102701600u, 735134400u, 4294967295u, 4294967291u};
+    for (int i = 0; i < PKT_SIZE(600, 60) + (int)(sizeof most / sizeof most[0]); i++) {
+        uint32_t n = i < (int)(sizeof most / sizeof most[0]) ? most[i] : (uint32_t)pkt_rand_range(&rng, 2, UINT32_MAX);
+        size_t count = scanned_divisors(n, want, sizeof want), len = 0, got_count = 0;
+        pk_small_answer answer = {.size = sizeof answer};
+        PKT_CHECK_STATUS(pk_small_factor(n, &answer), PK_OK, "pk_small_factor");
+        int st = pk_small_divisors(&answer, SIZE_MAX, got, sizeof got, &len, &got_count);
+        PKT_CHECK(st == PK_OK && got_count == count && len == strlen(want) && strcmp(got, want) == 0,
+                  "divisors of %u: %s, %zu of %zu", n, pk_status_name(st), got_count, count);
+        PKT_BAIL_IF_MANY();
+    }
+    /* Past 2^32 through a job: 2^6·3^4·5^2·7·11·13·17·19·23 (6,720 divisors) and other highly composite n, 10^12,
+       3 times a prime, random n below 2^42. */
+    static const uint64_t wide[] = {963761198400ull, 1035150916800ull, 1173274502400ull, 1000000000000ull, 999999999989ull * 3};
+    for (int i = 0; i < PKT_SIZE(24, 6) + (int)(sizeof wide / sizeof wide[0]); i++) {
+        uint64_t n = i < (int)(sizeof wide / sizeof wide[0]) ? wide[i] : pkt_rand_range(&rng, 1ull << 32, 1ull << 42);
+        char text[24];
+        pkt_u64(n, text);
+        pk_job *job = NULL;
+        PKT_CHECK_STATUS(pk_job_create(text, NULL, &job), PK_OK, "pk_job_create");
+        if (!job)
+            continue;
+        PKT_CHECK_STATUS(pkt_run(job, UINT64_MAX, 8), PK_DONE, "run");
+        size_t count = scanned_divisors(n, want, sizeof want), len = 0, got_count = 0;
+        int st = pk_job_divisors(job, SIZE_MAX, got, sizeof got, &len, &got_count);
+        PKT_CHECK(st == PK_OK && got_count == count && strcmp(got, want) == 0, "divisors of %s: %s, %zu of %zu",
+                  text, pk_status_name(st), got_count, count);
+        pk_job_destroy(job);
+    }
+}
