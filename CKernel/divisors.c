@@ -13,30 +13,47 @@
 
 #include "pk_internal.h"
 
-size_t pk_divisors_ascending(const uint64_t *primes, const uint64_t *exponents, size_t count,
-                             uint64_t *d, uint64_t *run, uint64_t *merged)
+const uint64_t *pk_divisors_ascending(const uint64_t *primes, const uint64_t *exponents, size_t count,
+                                      uint64_t *space, size_t total, size_t *have_out)
 {
+    /* Three lists of `total` take turns: the divisors without p (kept while p's powers are merged in), the
+       list so far, and the one being written. Nothing is copied back. */
+    uint64_t *list[3] = {space, space + total, space + 2 * total};
+    int sofar = 0;
     size_t have = 1;
-    d[0] = 1;
+    list[0][0] = 1;
     for (size_t i = 0; i < count; i++) {
         const uint64_t p = primes[i];
-        const size_t base = have;  /* the divisors without p: run = base · p^k */
-        memcpy(run, d, base * sizeof *d);
+        const uint64_t *without = list[sofar];
+        const int w = sofar;
+        const size_t base = have;
+        uint64_t pk = 1;
         for (uint64_t k = 1; k <= exponents[i]; k++) {
-            for (size_t j = 0; j < base; j++)
-                run[j] *= p;
+            pk *= p;
+            const int into = w == sofar ? (sofar + 1) % 3 : 3 - w - sofar;
+            const uint64_t *from = list[sofar];
+            uint64_t *next = list[into];
             size_t a = 0, b = 0, at = 0;
-            while (a < have && b < base)
-                merged[at++] = d[a] < run[b] ? d[a++] : run[b++];
+            uint64_t run = without[0] * pk;
+            while (a < have && b < base) {
+                if (from[a] < run) {
+                    next[at++] = from[a++];
+                } else {
+                    next[at++] = run;
+                    if (++b < base)
+                        run = without[b] * pk;
+                }
+            }
             while (a < have)
-                merged[at++] = d[a++];
-            while (b < base)
-                merged[at++] = run[b++];
-            memcpy(d, merged, at * sizeof *d);
+                next[at++] = from[a++];
+            for (; b < base; b++)
+                next[at++] = without[b] * pk;
             have = at;
+            sofar = into;
         }
     }
-    return have;
+    *have_out = have;
+    return list[sofar];
 }
 
 static const char two_digits[201] =
@@ -44,25 +61,12 @@ static const char two_digits[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-size_t pk_u64_decimal(uint64_t v, char out[20])
+size_t pk_decimal_length_u64(uint64_t v)
 {
-    char tmp[20];
-    char *end = tmp + sizeof tmp, *at = end;
-    while (v >= 100) {
-        const unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        at -= 2;
-        memcpy(at, two_digits + 2 * r, 2);
-    }
-    if (v >= 10) {
-        at -= 2;
-        memcpy(at, two_digits + 2 * v, 2);
-    } else {
-        *--at = (char)('0' + v);
-    }
-    const size_t n = (size_t)(end - at);
-    memcpy(out, at, n);
-    return n;
+    size_t n = 1;
+    for (; v >= 10000; v /= 10000)
+        n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
 }
 
 size_t pk_decimal_list(const uint64_t *values, size_t count, char *out)
@@ -71,7 +75,19 @@ size_t pk_decimal_list(const uint64_t *values, size_t count, char *out)
     for (size_t i = 0; i < count; i++) {
         if (i)
             out[at++] = ' ';
-        at += pk_u64_decimal(values[i], out + at);
+        uint64_t v = values[i];
+        at += pk_decimal_length_u64(v);
+        char *end = out + at;
+        while (v >= 100) {
+            const unsigned r = (unsigned)(v % 100);
+            v /= 100;
+            end -= 2;
+            memcpy(end, two_digits + 2 * r, 2);
+        }
+        if (v >= 10)
+            memcpy(end - 2, two_digits + 2 * v, 2);
+        else
+            end[-1] = (char)('0' + v);
     }
     return at;
 }

@@ -159,12 +159,13 @@ int pk_emit_mpz(const mpz_t v, char *buf, size_t cap, size_t *len);
 /* ------------------------------------------------------------ divisors (divisors.c) */
 
 /* Every divisor of prod primes[i]^exponents[i] (the product below 2^64),
-   ascending, into d; returns how many. d, run and merged each need room for
-   that many (the product of exponents[i] + 1). */
-size_t pk_divisors_ascending(const uint64_t *primes, const uint64_t *exponents, size_t count,
-                             uint64_t *d, uint64_t *run, uint64_t *merged);
-/* v in decimal into out (no terminator); returns the length (1 to 20). */
-size_t pk_u64_decimal(uint64_t v, char out[20]);
+   ascending; returns where they are (inside space) and their number in
+   *have. space holds 3 * total values, total being at least the number of
+   divisors (the product of exponents[i] + 1). */
+const uint64_t *pk_divisors_ascending(const uint64_t *primes, const uint64_t *exponents, size_t count,
+                                      uint64_t *space, size_t total, size_t *have);
+/* The number of decimal digits of v. */
+size_t pk_decimal_length_u64(uint64_t v);
 /* values in decimal, separated by single spaces, into out (at most 21 bytes
    per value; no terminator); returns the length. */
 size_t pk_decimal_list(const uint64_t *values, size_t count, char *out);

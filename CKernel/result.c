@@ -81,9 +81,9 @@ static int divisors_u64(const pk_job *job, size_t total, char *buf, size_t cap, 
     char *s = total * 21 <= sizeof small ? small : malloc(total * 21);
     int rc = PK_E_NOMEM;
     if (d && s) {
-        const size_t have = pk_divisors_ascending(primes, exponents, job->factor_count, d, d + total,
-                                                  d + 2 * total);
-        rc = pk_emit(s, pk_decimal_list(d, have, s), buf, cap, len);
+        size_t have = 0;
+        const uint64_t *sorted = pk_divisors_ascending(primes, exponents, job->factor_count, d, total, &have);
+        rc = pk_emit(s, pk_decimal_list(sorted, have, s), buf, cap, len);
     }
     if (s != small)
         free(s);

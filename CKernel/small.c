@@ -15,6 +15,8 @@
  * a 32-bit number is below 2^16, so the worst case (a prime near 2^32) is
  * about 17,500 divisions.
  */
+#include <stdlib.h>
+
 #include "primekit.h"
 #include "pk_internal.h"
 
@@ -87,19 +89,25 @@ int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf
         primes[i] = answer->primes[i];
         exponents[i] = answer->exponents[i];
     }
-    uint64_t d[1920], run[1920], merged[1920];
-    const size_t have = pk_divisors_ascending(primes, exponents, answer->factor_count, d, run, merged);
+    /* Three lists of `total` values: on the stack for all but the rare n with more than 384 divisors. */
+    uint64_t stack[3 * 384];
+    uint64_t *space = total <= 384 ? stack : malloc(3 * total * sizeof *space);
+    if (!space)
+        return PK_E_NOMEM;
+    size_t have = 0;
+    const uint64_t *d = pk_divisors_ascending(primes, exponents, answer->factor_count, space, total, &have);
     /* The length first, then the text straight into the caller's buffer. */
     size_t need = have - 1;
-    for (size_t i = 0; i < have; i++) {
-        const uint64_t v = d[i];
-        need += v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5
-              : v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
-    }
+    for (size_t i = 0; i < have; i++)
+        need += pk_decimal_length_u64(d[i]);
     if (len)
         *len = need;
-    if (!buf || cap <= need)
-        return PK_E_BUFFER;
-    buf[pk_decimal_list(d, have, buf)] = 0;
-    return PK_OK;
+    int rc = PK_E_BUFFER;
+    if (buf && cap > need) {
+        buf[pk_decimal_list(d, have, buf)] = 0;
+        rc = PK_OK;
+    }
+    if (space != stack)
+        free(space);
+    return rc;
 }

@@ -457,8 +457,9 @@ PK_API int pk_small_factor(uint32_t n, pk_small_answer *out);
 /*
  * pk_small_divisors — every divisor of answer->n, ascending, as pk_job_divisors
  * writes them ("1 2 3 6"), in the caller-buffer convention; count receives
- * their number (may be NULL). Returns PK_OK, PK_E_ARG, PK_E_TOO_MANY (more
- * than max_count), PK_E_BUFFER. Thread-safe.
+ * their number (may be NULL). Allocates nothing unless n has more than 384
+ * divisors. Returns PK_OK, PK_E_ARG, PK_E_TOO_MANY (more than max_count),
+ * PK_E_BUFFER, PK_E_NOMEM. Thread-safe.
  */
 PK_API int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf, size_t cap,
                              size_t *len, size_t *count);
