@@ -256,7 +256,7 @@ final class KernelJob: @unchecked Sendable {
 /// The kernel's one-call answer for a candidate below 2^32 over the default range (`pk_small_factor`): no kernel
 /// job, no allocation in C. It is the answer a kernel job would give, so a tiny job takes this path instead of
 /// creating, stepping and reading a job — which costs more than the divisions themselves.
-struct SmallAnswer {
+struct SmallAnswer: Sendable {
     private var raw = pk_small_answer()
 
     /// Nil unless `candidate` (canonical decimal, as every job's is) is below 2^32 and at least 2.
@@ -292,14 +292,16 @@ struct SmallAnswer {
         case .factor:
             return .factorization(factorization)
         case .isPrime:
-            return .primality(PrimalityResult(candidate: candidate, isPrime: isPrime,
-                                              divisorText: isPrime ? "" : divisors(), divisorCount: nil,
-                                              factorization: factorization))
+            if isPrime {
+                return .primality(PrimalityResult(candidate: candidate, isPrime: true, divisorText: "",
+                                                  divisorCount: nil, factorization: factorization))
+            }
+            return .primality(PrimalityResult(candidate: candidate, divisorsOf: self, factorization: factorization))
         }
     }
 
     /// Every divisor as the kernel's text ("1 2 3 6"); a number below 2^32 has at most 1,920 of them.
-    private func divisors() -> String {
+    func divisorText() -> String {
         withUnsafePointer(to: raw) { answer in
             var length = 0
             let small: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in

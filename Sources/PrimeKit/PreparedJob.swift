@@ -16,24 +16,43 @@ struct PreparedJob: Sendable {
     ///   - configuration: The queue's configuration (limits, split threshold).
     ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
     init(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int) throws(PrimeKitError) {
+        // Every stored property is assigned once, at the end, from locals: assigning some and then returning or
+        // throwing early made the optimiser build the value aside and copy it (a retain per reference it holds).
+        let (candidate, pieces, estimatedWork) = try Self.plan(request, configuration: configuration,
+                                                               workers: workers)
+        self.init(kind: request.kind, candidate: candidate, pieces: pieces, estimatedWork: estimatedWork,
+                  priority: request.priority, progressInterval: request.progressInterval,
+                  dependencies: request.dependencies, injectedFailure: request.injectedFailure)
+    }
+
+    init(kind: JobKind, candidate: String, pieces: PieceList, estimatedWork: Double, priority: JobPriority,
+         progressInterval: Duration, dependencies: [Job], injectedFailure: PrimeKitError?) {
+        self.kind = kind
+        self.candidate = candidate
+        self.pieces = pieces
+        self.estimatedWork = estimatedWork
+        self.priority = priority
+        self.progressInterval = progressInterval
+        self.dependencies = dependencies
+        self.injectedFailure = injectedFailure
+    }
+
+    /// The candidate, the pieces and the estimated work of `request`, validated.
+    private static func plan(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int)
+        throws(PrimeKitError) -> (String, PieceList, Double)
+    {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
-        kind = request.kind
-        priority = request.priority
-        progressInterval = request.progressInterval
-        dependencies = request.dependencies
-        injectedFailure = request.injectedFailure
         if let checkpoint = request.checkpoint {
-            (candidate, pieces, estimatedWork) = try Self.restore(checkpoint, limits: limits)
-            return
+            return try restore(checkpoint, limits: limits)
         }
-        candidate = request.candidate
+        let candidate = request.candidate
         try CandidateText.validateCandidate(candidate, maxDigits: configuration.maxDigits)
         try CandidateText.validateOption(request.from, name: "from")
         try CandidateText.validateOption(request.bound, name: "bound")
         let range = CandidateText.effectiveRange(candidate: candidate, from: request.from, bound: request.bound)
         let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
         let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: candidate.utf8.count)
-        estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
+        let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
 
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
@@ -51,15 +70,14 @@ struct PreparedJob: Sendable {
                 pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel))
                 low = high + 1
             }
-            self.pieces = PieceList(pieces)
-        } else {
-            var piece = PieceState(from: request.from, bound: request.bound, weight: 1)
-            if request.from != nil || request.bound != nil {
-                piece.kernel = try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound,
-                                                    limits: limits)
-            }
-            pieces = PieceList(piece)
+            return (candidate, PieceList(pieces), estimatedWork)
         }
+        var piece = PieceState(from: request.from, bound: request.bound, weight: 1)
+        if request.from != nil || request.bound != nil {
+            piece.kernel = try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound,
+                                                limits: limits)
+        }
+        return (candidate, PieceList(piece), estimatedWork)
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one.

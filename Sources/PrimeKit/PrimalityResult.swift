@@ -15,13 +15,15 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     /// Every divisor, ascending, 1 and the candidate included; `[]` for a prime; nil when the factorization is
     /// incomplete or has more than ``maxListedDivisors`` divisors.
     ///
-    /// The engine keeps the kernel's text ("1 2 3 6") and splits it when this is read: most small jobs' answers are
-    /// never read, and one string costs far less to build than an array of them.
+    /// The engine keeps the kernel's text ("1 2 3 6") and splits it when this is read; for a candidate below 2^32 it
+    /// keeps only the factorization and lists the divisors when this is read: most small jobs' answers are never
+    /// read, and a list costs far more to build than the answer itself.
     public var factors: [String]? {
         switch divisors {
         case nil: nil
         case .list(let list): list
         case .text(let text): Self.split(text)
+        case .small(let answer): Self.split(answer.divisorText())
         }
     }
     /// The number of divisors when `factors` is nil because there are too many (nil when unknown).
@@ -33,6 +35,8 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     enum Divisors: Sendable {
         case list([String])
         case text(String)
+        /// A composite below 2^32: the divisors follow from its factorization.
+        case small(SmallAnswer)
     }
     private let divisors: Divisors?
 
@@ -56,6 +60,17 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
         self.progress = 100
         self.divisors = divisorText.map(Divisors.text)
         self.divisorCount = divisorCount
+        self.factorization = factorization
+    }
+
+    /// The engine's result for a composite below 2^32: the divisors are listed from `answer` when read.
+    init(candidate: String, divisorsOf answer: SmallAnswer, factorization: FactorResult) {
+        self.candidate = candidate
+        self.isPrime = false
+        self.complete = true
+        self.progress = 100
+        self.divisors = .small(answer)
+        self.divisorCount = nil
         self.factorization = factorization
     }
 

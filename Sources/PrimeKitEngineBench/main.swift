@@ -16,7 +16,7 @@ struct Options {
     var quick = false
     var runs = 3
     var jobs = 1_000_000
-    /// Only the given part (for profiling): "queue", "batch", "submit", "operations", "direct".
+    /// Only the given part (for profiling): "queue", "batch", "submit", "submit1", "drain", "operations", "direct".
     var only: String?
     /// The tiny jobs' kind: isPrime (the plugin answer, with every divisor listed) or factor.
     var kind = JobKind.isPrime
@@ -163,7 +163,8 @@ func isPrimeDirect(_ n: UInt64) -> Bool {
 }
 
 /// The same for a candidate below 2^32, through the kernel's one-call path that the engine takes for it too: the
-/// answer, every factor as text, and for isPrime the divisors' text of a composite.
+/// answer and every factor as text. The engine lists such a composite's divisors only when somebody reads them, so
+/// neither side lists them here.
 func isPrimeSmall(_ n: UInt32) -> Bool {
     var answer = pk_small_answer()
     answer.size = MemoryLayout<pk_small_answer>.size
@@ -178,20 +179,7 @@ func isPrimeSmall(_ n: UInt32) -> Bool {
             }
         }
     }
-    let prime = factors.count == 1 && factors[0].1 == 1
-    if options.kind == .isPrime && !prime {
-        let divisors = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer -> String in
-            var length = 0
-            if pk_small_divisors(&answer, 100_000, buffer.baseAddress, buffer.count, &length, nil) == 0 {
-                return String(cString: buffer.baseAddress!)
-            }
-            var heap = [CChar](repeating: 0, count: length + 1)
-            _ = pk_small_divisors(&answer, 100_000, &heap, heap.count, &length, nil)
-            return String(cString: heap)
-        }
-        return divisors.isEmpty
-    }
-    return prime
+    return factors.count == 1 && factors[0].1 == 1
 }
 
 /// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.
@@ -250,6 +238,29 @@ func batchSubmitOnly(_ count: Int) -> Duration {
     }
     _ = blocking { await queue.reset() }
     return duration
+}
+
+/// The submitting thread's share: one submit per job into a suspended queue (nothing runs).
+func oneByOneSubmitOnly(_ count: Int) -> Duration {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    queue.suspend()
+    let duration = ContinuousClock().measure {
+        for index in 0..<count { _ = try! queue.submit(tinyRequest(index)) }
+    }
+    _ = blocking { await queue.reset() }
+    return duration
+}
+
+/// The workers' share: jobs already queued (submitted while suspended) run to the end after `resume()`.
+func drainOnly(_ count: Int) -> Duration {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    queue.suspend()
+    let requests = (0..<count).map(tinyRequest)
+    _ = try! queue.submit(contentsOf: requests)
+    return ContinuousClock().measure {
+        queue.resume()
+        blocking { await queue.waitUntilIdle() }
+    }
 }
 
 func operationQueue(_ count: Int) -> Duration {
@@ -354,6 +365,8 @@ if let only = options.only {
     case "queue": duration = jobQueueOneByOne(options.jobs)
     case "batch": duration = jobQueueBatched(options.jobs).total
     case "submit": duration = batchSubmitOnly(options.jobs)
+    case "submit1": duration = oneByOneSubmitOnly(options.jobs)
+    case "drain": duration = drainOnly(options.jobs)
     case "operations": duration = operationQueue(options.jobs)
     case "split1": duration = bigJob(m127, workers: 1, check: m127Check)
     case "split2": duration = bigJob(m127, workers: 2, check: m127Check)
