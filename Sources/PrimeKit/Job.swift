@@ -24,7 +24,8 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let core: Mutex<JobCore>
 
     init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
-         priority: JobPriority, pieces: PieceList, injectedFailure: PrimeKitError? = nil, scheduler: Scheduler) {
+         priority: JobPriority, pieces: consuming PieceList, injectedFailure: PrimeKitError? = nil,
+         scheduler: Scheduler) {
         self.injectedFailure = injectedFailure
         self.pieceCount = pieces.count
         self.id = id

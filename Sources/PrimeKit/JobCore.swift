@@ -158,7 +158,7 @@ struct JobCore: Sendable {
         set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependents = newValue } }
     }
 
-    init(priority: JobPriority, pieces: PieceList) {
+    init(priority: JobPriority, pieces: consuming PieceList) {
         self.priority = priority
         self.pieces = pieces
     }

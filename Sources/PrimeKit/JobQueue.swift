@@ -93,8 +93,11 @@ public final class JobQueue: Sendable {
 
     /// `submit(_:)`; `beforeRegistering` sees the handle before the job can run.
     func submit(_ request: JobRequest, beforeRegistering: (Job) -> Void) throws(PrimeKitError) -> Job {
-        try scheduler.submit(PreparedJob(request, configuration: configuration, workers: scheduler.maxConcurrentJobs),
-                             beforeRegistering: beforeRegistering)
+        // The plan's parts go straight into the job: no `PreparedJob` to copy them through.
+        let (candidate, pieces, estimatedWork) = try PreparedJob.plan(request, configuration: configuration,
+                                                                      workers: scheduler.maxConcurrentJobs)
+        return try scheduler.submit(request, candidate: candidate, pieces: pieces, estimatedWork: estimatedWork,
+                                    beforeRegistering: beforeRegistering)
     }
 
     /// Submits many jobs at once, under one lock: the fast path for large numbers of small jobs. Either every

@@ -35,7 +35,7 @@ struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
     private var tail: [PieceState]
 
     /// One piece.
-    init(_ piece: PieceState) {
+    init(_ piece: consuming PieceState) {
         head = piece
         tail = []
     }

@@ -38,7 +38,7 @@ struct PreparedJob: Sendable {
     }
 
     /// The candidate, the pieces and the estimated work of `request`, validated.
-    private static func plan(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int)
+    static func plan(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int)
         throws(PrimeKitError) -> (String, PieceList, Double)
     {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
@@ -72,11 +72,9 @@ struct PreparedJob: Sendable {
             }
             return (candidate, PieceList(pieces), estimatedWork)
         }
-        var piece = PieceState(from: request.from, bound: request.bound, weight: 1)
-        if request.from != nil || request.bound != nil {
-            piece.kernel = try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound,
-                                                limits: limits)
-        }
+        let kernel = request.from == nil && request.bound == nil ? nil
+            : try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound, limits: limits)
+        let piece = PieceState(from: request.from, bound: request.bound, weight: 1, kernel: kernel)
         return (candidate, PieceList(piece), estimatedWork)
     }
 

@@ -37,14 +37,22 @@ extension Scheduler {
         }
     }
 
-    /// One job: the same as `submit([spec])[0]` without the arrays (the one-at-a-time hot path).
-    func submit(_ spec: PreparedJob, beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job {
-        try checkDependencies(spec.dependencies)
-        let job = makeJob(spec, id: nextJobID.add(1, ordering: .relaxed).newValue)
+    /// One job: the same as `submit([PreparedJob(request)])[0]` without the arrays and without a `PreparedJob`
+    /// (the one-at-a-time hot path).
+    func submit(_ request: borrowing JobRequest, candidate: String, pieces: consuming PieceList, estimatedWork: Double,
+                beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
+    {
+        let dependencies = request.dependencies
+        try checkDependencies(dependencies)
+        let job = Job(id: JobID(rawValue: nextJobID.add(1, ordering: .relaxed).newValue), kind: request.kind,
+                      candidate: candidate, progressInterval: request.progressInterval, estimatedWork: estimatedWork,
+                      priority: request.priority, pieces: pieces, injectedFailure: request.injectedFailure,
+                      scheduler: self)
         beforeRegistering(job)
+        // The closure captures only the dependencies and the job.
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
-            register(job, dependencies: spec.dependencies, &s, &effects)
+            register(job, dependencies: dependencies, &s, &effects)
             return job
         }
     }
@@ -68,7 +76,7 @@ extension Scheduler {
     }
 
     @inline(__always)
-    func makeJob(_ spec: PreparedJob, id: UInt64) -> Job {
+    func makeJob(_ spec: borrowing PreparedJob, id: UInt64) -> Job {
         Job(id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
             progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork, priority: spec.priority,
             pieces: spec.pieces, injectedFailure: spec.injectedFailure, scheduler: self)
