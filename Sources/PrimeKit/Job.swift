@@ -25,7 +25,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList, injectedFailure: PrimeKitError? = nil,
-         scheduler: Scheduler) {
+         inIntake: Bool = false, scheduler: Scheduler) {
         self.injectedFailure = injectedFailure
         self.pieceCount = pieces.count
         self.id = id
@@ -34,7 +34,7 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         self.progressInterval = progressInterval
         self.estimatedWork = estimatedWork
         self.scheduler = scheduler
-        self.core = Mutex(JobCore(priority: priority, pieces: pieces))
+        self.core = Mutex(JobCore(priority: priority, pieces: pieces, inIntake: inIntake))
     }
 
     public static func == (lhs: Job, rhs: Job) -> Bool { lhs === rhs }
@@ -46,7 +46,11 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     /// The current state.
     public var state: JobState {
-        core.withLock(anchoredTo: self) { $0.state }
+        let (state, inIntake) = core.withLock(anchoredTo: self) { ($0.state, $0.inIntake) }
+        guard inIntake else { return state }
+        // Submitted while every worker was busy and not registered yet: register it, then answer.
+        scheduler.drainIntake()
+        return core.withLock(anchoredTo: self) { $0.state }
     }
 
     /// The scheduling priority. Setting it takes effect at the job's next slice boundary.

@@ -66,6 +66,8 @@ struct JobCore: Sendable {
     /// The end's callbacks are running: `result` waits for them (they run before its awaiters resume).
     var announcing = false
     var unmetDependencies = 0
+    /// Submitted through the scheduler's intake and not registered yet (state `pending` until then).
+    var inIntake = false
 
     /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
     /// allocated on first use and keep every job's footprint small.
@@ -158,9 +160,10 @@ struct JobCore: Sendable {
         set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependents = newValue } }
     }
 
-    init(priority: JobPriority, pieces: consuming PieceList) {
+    init(priority: JobPriority, pieces: consuming PieceList, inIntake: Bool = false) {
         self.priority = priority
         self.pieces = pieces
+        self.inIntake = inIntake
     }
 
     /// Somebody listens to progress.

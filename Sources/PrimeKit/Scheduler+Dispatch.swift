@@ -82,6 +82,7 @@ extension Scheduler {
         queuedHint.store(s.queuedEntries, ordering: .relaxed)
         guard s.dispatchAllowed else { return }
         if let parker = s.idle.popLast() {
+            publishIdle(s)
             effects.add { parker.unpark() }
         } else if !front {
             preemptForPriority(core.priority, &s, &effects)

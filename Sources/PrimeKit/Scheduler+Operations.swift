@@ -44,11 +44,27 @@ extension Scheduler {
     {
         let dependencies = request.dependencies
         try checkDependencies(dependencies)
+        // Every worker busy, nothing of lower priority running, no dependencies: the job joins the intake, which
+        // the workers register from on their next trip into the lock, and the submitter never waits for them.
+        let viaIntake = dependencies.isEmpty && parkedWorkers.load(ordering: .relaxed) == 0
+            && request.priority.rawValue <= lowestRunningPriority.load(ordering: .relaxed)
         let job = Job(id: JobID(rawValue: nextJobID.add(1, ordering: .relaxed).newValue), kind: request.kind,
                       candidate: candidate, progressInterval: request.progressInterval, estimatedWork: estimatedWork,
                       priority: request.priority, pieces: pieces, injectedFailure: request.injectedFailure,
-                      scheduler: self)
+                      inIntake: viaIntake, scheduler: self)
         beforeRegistering(job)
+        if viaIntake {
+            let accepted = intake.withLock(anchoredTo: self) { intake -> Bool in
+                guard !intake.closed else { return false }
+                intake.jobs.append(job)
+                intakeCount.add(1, ordering: .sequentiallyConsistent)
+                return true
+            }
+            guard accepted else { throw Self.shutDownError }
+            // A worker parked meanwhile (before it could see this job): register it now, which wakes one.
+            if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { locked { _, _ in } }
+            return job
+        }
         // The closure captures only the dependencies and the job.
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
@@ -105,6 +121,7 @@ extension Scheduler {
             return
         }
         job.core.withLock(anchoredTo: job) { core in
+            core.inIntake = false
             if !dependencies.isEmpty { core.dependencies = dependencies }
             core.unmetDependencies = unmet
             if unmet == 0 {
@@ -306,14 +323,14 @@ extension Scheduler {
 
     // MARK: - Queue operations
 
-    var counts: JobCounts { state.withLock(anchoredTo: self) { $0.counts } }
+    var counts: JobCounts { locked { s, _ in s.counts } }
 
     var unfinishedJobs: [Job] {
-        state.withLock(anchoredTo: self) { s in s.unfinishedJobs }
+        locked { s, _ in s.unfinishedJobs }
     }
 
     func job(_ id: JobID) -> Job? {
-        state.withLock(anchoredTo: self) { s in s.unfinishedJobs.first { $0.id == id } }
+        locked { s, _ in s.unfinishedJobs.first { $0.id == id } }
     }
 
     var isSuspended: Bool { state.withLock(anchoredTo: self) { $0.suspended } }
@@ -355,6 +372,7 @@ extension Scheduler {
             let queued = s.levels.reduce(0) { $0 + $1.count }
             for _ in 0..<min(queued, s.idle.count) {
                 let parker = s.idle.removeLast()
+                publishIdle(s)
                 effects.add { parker.unpark() }
             }
         }
@@ -392,7 +410,7 @@ extension Scheduler {
 
     func wait(for condition: QueueCondition) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock(anchoredTo: self) { s in
+            let now = locked { s, _ in
                 if s.holds(condition) { return true }
                 s.waiters.append((condition, continuation))
                 return false
@@ -403,10 +421,14 @@ extension Scheduler {
 
     /// Stops accepting work, cancels what is unfinished and lets the workers exit.
     func shutdown() {
+        intake.withLock(anchoredTo: self) { $0.closed = true }
         cancelAll(reason: .shutdown)
         let idle = state.withLock(anchoredTo: self) { s -> [Parker] in
             s.shutDown = true
-            defer { s.idle.removeAll() }
+            defer {
+                s.idle.removeAll()
+                publishIdle(s)
+            }
             return s.idle
         }
         for parker in idle { parker.unpark() }

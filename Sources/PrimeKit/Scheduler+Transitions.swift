@@ -320,6 +320,9 @@ extension Scheduler {
 
     func checkConditions(_ s: inout SchedulerState, _ effects: inout Effects) {
         guard !s.waiters.isEmpty else { return }
+        // Jobs in the intake are not counted yet: nothing is idle or empty until they are registered (the next
+        // trip into the lock registers them and checks again).
+        guard intakeCount.load(ordering: .sequentiallyConsistent) == 0 else { return }
         var ready: [CheckedContinuation<Void, Never>] = []
         let snapshot = s
         s.waiters.removeAll { condition, continuation in
@@ -337,6 +340,7 @@ extension Scheduler {
     {
         var effects = Effects()
         let result = state.withLock(anchoredTo: self) { s -> Result<R, E> in
+            drainIntake(&s, &effects)
             defer { checkConditions(&s, &effects) }
             return Result { () throws(E) -> R in try body(&s, &effects) }
         }

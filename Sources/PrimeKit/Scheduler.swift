@@ -15,6 +15,16 @@ final class Scheduler: Sendable {
     let workerTarget: Atomic<Int>
     /// `queuedEntries`, readable without the lock by idle workers.
     let queuedHint = Atomic<Int>(0)
+    /// Jobs submitted one at a time while every worker was busy, not registered yet (see ``Intake``).
+    let intake = Mutex(Intake())
+    /// Jobs in `intake`, readable without its lock.
+    let intakeCount = Atomic<Int>(0)
+    /// Workers parked in `idle`, readable without the lock: a submission may skip the queue's lock only while
+    /// this is zero.
+    let parkedWorkers = Atomic<Int>(0)
+    /// The lowest priority among the jobs on workers (`Int.max` when a worker has none): a submission of a higher
+    /// priority takes the lock, to preempt.
+    let lowestRunningPriority = Atomic<Int>(Int.max)
 
     init(configuration: JobQueue.Configuration) {
         self.configuration = configuration
@@ -55,7 +65,10 @@ final class Scheduler: Sendable {
             let wake = state.withLock(anchoredTo: self) { s -> [Parker] in
                 s.targetWorkers = max(1, newValue)
                 workerTarget.store(s.targetWorkers, ordering: .relaxed)
-                defer { s.idle.removeAll() }
+                defer {
+                    s.idle.removeAll()
+                    publishIdle(s)
+                }
                 return s.idle
             }
             for parker in wake { parker.unpark() }
@@ -93,12 +106,24 @@ final class Scheduler: Sendable {
                         }
                     }
                     if case .merge(let job, _) = followUp { s.slots[slot] = [job] }
+                    publishSlotPriorities(s)
                 }
                 defer { checkConditions(&s, &effects) }
-                if let followUp { return followUp }
+                if let followUp {
+                    drainIntake(&s, &effects)
+                    return followUp
+                }
                 if s.shutDown || s.workers > s.targetWorkers {
+                    drainIntake(&s, &effects)
                     s.workers -= 1
                     return .exit
+                }
+                let taken = takeIntake(&s, &effects)
+                if !taken.isEmpty {
+                    s.slots[slot] = taken.map(\.job)
+                    s.slotPriorities[slot] = taken.map(\.priority.rawValue).min() ?? Int.max
+                    publishSlotPriorities(s)
+                    return .run(taken)
                 }
                 if let first = dispatch(&s, &effects, smallerThan: nil) {
                     // Small jobs (far less than a slice of work) are taken several at a time: one trip into the
@@ -112,10 +137,19 @@ final class Scheduler: Sendable {
                     }
                     s.slots[slot] = batch.map(\.job)
                     s.slotPriorities[slot] = batch.map(\.priority.rawValue).min() ?? Int.max
+                    publishSlotPriorities(s)
                     return .run(batch)
                 }
                 if mayIdleSpin && s.dispatchAllowed { return .spin }
                 s.idle.append(parker)
+                publishIdle(s)
+                // A submission that saw no parked worker before this one was published left its job in the intake
+                // without waking anybody: look again before sleeping (each side writes, then reads the other's).
+                if intakeCount.load(ordering: .sequentiallyConsistent) > 0 {
+                    s.idle.removeLast()
+                    publishIdle(s)
+                    return .spin
+                }
                 return .park
             }
             effects.run()
@@ -133,7 +167,8 @@ final class Scheduler: Sendable {
                 // Nothing queued: watch the queue for a moment before sleeping, so a steady stream of small
                 // jobs does not cost a futex wake-up and a context switch per job.
                 mayIdleSpin = false
-                for _ in 0..<64 where queuedHint.load(ordering: .relaxed) == 0 { sched_yield() }
+                for _ in 0..<64 where queuedHint.load(ordering: .relaxed) == 0
+                    && intakeCount.load(ordering: .relaxed) == 0 { sched_yield() }
                 continue
             case .park:
                 parker.park()

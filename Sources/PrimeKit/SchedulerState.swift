@@ -37,6 +37,10 @@ struct SchedulerState: Sendable {
     /// The queue-wide observer, and whether it wants progress snapshots (of every job, at the job's interval).
     var tap: QueueTap?
     var tapProgress = false
+    /// The intake's jobs while they are registered (its deque and this one swap, keeping both capacities).
+    var intakeDrained = Deque<Job>()
+    /// The intake's jobs a worker takes for itself.
+    var intakeSpare: [Job] = []
 
     var dispatchAllowed: Bool { !suspended && !background && !shutDown }
 

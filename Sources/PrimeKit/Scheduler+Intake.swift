@@ -1,0 +1,95 @@
+import DequeModule
+import Synchronization
+
+/// Jobs submitted one at a time while every worker is busy wait here, in submission order, until a worker
+/// registers them on its next trip into the queue's lock: the submitter then takes only this short lock and never
+/// waits for a worker that holds the queue's.
+///
+/// Everything that looks at the queue goes through ``Scheduler/locked(_:)``, which registers the intake first, so
+/// counts, job lists, control operations and conditions see such a job exactly as if it had been registered when
+/// it was submitted; a job's own `state` does the same (``Job/state``). A submission takes the queue's lock instead
+/// when a worker is parked (it has to be woken), when the job has dependencies, or when it outranks a running job
+/// (it may have to preempt it).
+struct Intake: Sendable {
+    var jobs = Deque<Job>()
+    /// Set at shutdown: later submissions are refused.
+    var closed = false
+}
+
+extension Scheduler {
+    /// Registers every job in the intake, oldest first.
+    @inline(__always)
+    func drainIntake(_ s: inout SchedulerState, _ effects: inout Effects) {
+        guard intakeCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        intake.withLock(anchoredTo: self) { intake in
+            swap(&intake.jobs, &s.intakeDrained)
+            intakeCount.store(0, ordering: .sequentiallyConsistent)
+        }
+        for index in s.intakeDrained.indices { register(s.intakeDrained[index], dependencies: [], &s, &effects) }
+        s.intakeDrained.removeAll(keepingCapacity: true)
+    }
+
+    /// A worker's trip into the lock: while nothing waits in the ready deques, the worker takes the oldest small
+    /// one-piece jobs of the intake (up to ``Scheduler/batchLimit``) for itself — ready and running in one step, as
+    /// `dispatch` would have taken them right after they were queued, without the round trip through a deque — and
+    /// leaves the rest where they are, in order. Otherwise, or when the oldest job is not small, it registers the
+    /// whole intake (``drainIntake(_:_:)``) and takes nothing.
+    func takeIntake(_ s: inout SchedulerState, _ effects: inout Effects) -> [Assignment] {
+        guard intakeCount.load(ordering: .sequentiallyConsistent) > 0 else { return [] }
+        guard s.dispatchAllowed, s.queuedEntries == 0 else {
+            drainIntake(&s, &effects)
+            return []
+        }
+        let budget = s.budget
+        let smallLimit = Double(budget) / Double(Self.batchLimit)
+        intake.withLock(anchoredTo: self) { intake in
+            while s.intakeSpare.count < Self.batchLimit, let job = intake.jobs.first, job.pieceCount == 1,
+                  job.estimatedWork <= smallLimit {
+                s.intakeSpare.append(intake.jobs.removeFirst())
+            }
+            intakeCount.subtract(s.intakeSpare.count, ordering: .sequentiallyConsistent)
+        }
+        if s.intakeSpare.isEmpty {
+            drainIntake(&s, &effects)
+            return []
+        }
+        var taken: [Assignment] = []
+        taken.reserveCapacity(s.intakeSpare.count)
+        for index in s.intakeSpare.indices {
+            let job = s.intakeSpare[index]
+            s.counts.pending += 1
+            s.clock += 1
+            taken.append(job.core.withLock(anchoredTo: job) { core in
+                core.inIntake = false
+                transition(job, &core, to: .ready, &s, &effects)
+                transition(job, &core, to: .running, &s, &effects)
+                return core.pieces.update(0) { piece in
+                    piece.onWorker = true
+                    return Assignment(
+                        job: job, piece: 0, kernel: piece.kernel, from: piece.from, bound: piece.bound,
+                        workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
+                        single: true, priority: core.priority)
+                }
+            })
+        }
+        s.intakeSpare.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// Registers the intake now (for readers that look at one job without the queue's lock).
+    func drainIntake() {
+        locked { _, _ in }
+    }
+
+    /// Publishes how many workers are parked.
+    @inline(__always)
+    func publishIdle(_ s: borrowing SchedulerState) {
+        parkedWorkers.store(s.idle.count, ordering: .sequentiallyConsistent)
+    }
+
+    /// Publishes the lowest priority among the jobs on workers.
+    @inline(__always)
+    func publishSlotPriorities(_ s: borrowing SchedulerState) {
+        lowestRunningPriority.store(s.slotPriorities.min() ?? Int.max, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,88 @@
+@testable import PrimeKit
+import Synchronization
+import Testing
+
+/// Jobs submitted one at a time while every worker is busy go through the scheduler's intake (registered by the
+/// workers later, some taken straight from it). These tests keep the one worker busy with a long job so that the
+/// intake is used — each checks that it was — and then look at the queue the ways a caller can.
+@Suite(.timeLimit(.minutes(3))) struct IntakeTests {
+    /// A one-worker queue running a long job of normal priority, and `count` tiny jobs submitted behind it.
+    /// Fails the test unless most of them were still in the intake when their submission returned.
+    private func busyQueue(tinyJobs count: Int) async throws -> (JobQueue, long: Job, tiny: [Job]) {
+        let queue = JobQueue.testing(workers: 1)
+        let long = try queue.submit(.isPrime(Slow.prime64).splitting(false))
+        await long.wait(until: .running)
+        var tiny: [Job] = []
+        var viaIntake = 0
+        for index in 0..<count {
+            let job = try queue.submit(.isPrime(UInt64(1_000 + index)))
+            if job.core.withLock({ $0.inIntake }) { viaIntake += 1 }
+            tiny.append(job)
+        }
+        #expect(viaIntake > count / 2, "only \(viaIntake) of \(count) submissions used the intake")
+        return (queue, long, tiny)
+    }
+
+    @Test func jobsInTheIntakeAreCountedAndReadyAsSoonAsSubmitted() async throws {
+        let (queue, long, tiny) = try await busyQueue(tinyJobs: 300)
+        #expect(tiny.allSatisfy { $0.state == .ready })
+        let counts = queue.counts
+        #expect(counts.ready == 300 && counts.running == 1 && counts.pending == 0, "\(counts)")
+        #expect(Set(queue.jobs.map(\.id)).isSuperset(of: tiny.map(\.id)))
+        long.cancel()
+        await queue.waitUntilIdle()
+        #expect(queue.counts.succeeded == 300)
+    }
+
+    @Test func jobsLeaveTheIntakeInSubmissionOrderAndIdleWaitsForThem() async throws {
+        let (queue, long, tiny) = try await busyQueue(tinyJobs: 500)
+        let order = Recorder<JobID>()
+        for job in tiny { job.onSuccess { _ in order.append(job.id) } }
+        long.cancel()
+        await queue.waitUntilIdle()
+        // Idle means every intake job ran: none is left unfinished, none ran twice, one worker ran them in order.
+        for job in tiny {
+            let answer = try await job.result
+            #expect(answer.isPrime == isPrimeByDivision(UInt64(job.candidate)!))
+        }
+        #expect(order.values == tiny.map(\.id))
+        #expect(queue.counts.succeeded == 500 && queue.counts.cancelled == 1)
+    }
+
+    @Test func cancellingOrResettingWhileJobsWaitInTheIntakeLosesNone() async throws {
+        let (queue, long, tiny) = try await busyQueue(tinyJobs: 200)
+        tiny[7].cancel()
+        #expect(tiny[7].state == .cancelled)
+        await queue.reset()
+        #expect(long.state == .cancelled)
+        #expect(tiny.allSatisfy { $0.state == .cancelled })
+        // The queue still works, through the intake and around it.
+        let again = try queue.submit(.factor("600851475143"))
+        #expect(try await again.result.factorization?.factors.map(\.prime) == ["71", "839", "1471", "6857"])
+    }
+
+    @Test func aHigherPriorityJobDoesNotWaitBehindTheIntake() async throws {
+        let (queue, long, tiny) = try await busyQueue(tinyJobs: 100)
+        let finished = Recorder<JobID>()
+        for job in tiny { job.onSuccess { _ in finished.append(job.id) } }
+        // It outranks the running job: it preempts it and is done while every normal job submitted before it
+        // still waits (behind the long job, which keeps its place at the front of its priority).
+        let urgent = try queue.submit(.isPrime("1000003").priority(.veryHigh))
+        #expect(try await urgent.result.isPrime == true)
+        #expect(finished.values.isEmpty)
+        #expect(long.state == .running || long.state == .ready)
+        long.cancel()
+        await queue.waitUntilIdle()
+        #expect(finished.values == tiny.map(\.id))
+    }
+}
+
+private func isPrimeByDivision(_ n: UInt64) -> Bool {
+    guard n >= 2 else { return false }
+    var d: UInt64 = 2
+    while d * d <= n {
+        if n % d == 0 { return false }
+        d += 1
+    }
+    return true
+}
