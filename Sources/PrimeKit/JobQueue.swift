@@ -93,9 +93,9 @@ public final class JobQueue: Sendable {
 
     /// `submit(_:)`; `beforeRegistering` sees the handle before the job can run.
     func submit(_ request: JobRequest, beforeRegistering: (Job) -> Void) throws(PrimeKitError) -> Job {
-        // The plan's parts go straight into the job: no `PreparedJob` to copy them through.
-        let (candidate, pieces, estimatedWork) = try PreparedJob.plan(request, configuration: configuration,
-                                                                      workers: scheduler.maxConcurrentJobs)
+        // The plan's parts go straight into the job.
+        let (candidate, pieces, estimatedWork) = try JobPlan.make(request, configuration: configuration,
+                                                                  workers: scheduler.maxConcurrentJobs)
         return try scheduler.submit(request, candidate: candidate, pieces: pieces, estimatedWork: estimatedWork,
                                     beforeRegistering: beforeRegistering)
     }
@@ -114,13 +114,7 @@ public final class JobQueue: Sendable {
     func submit(contentsOf requests: [JobRequest], beforeRegistering: ([Job]) -> Void) throws(PrimeKitError)
         -> [Job]
     {
-        let workers = scheduler.maxConcurrentJobs
-        var prepared: [PreparedJob] = []
-        prepared.reserveCapacity(requests.count)
-        for request in requests {
-            prepared.append(try PreparedJob(request, configuration: configuration, workers: workers))
-        }
-        return try scheduler.submit(prepared, beforeRegistering: beforeRegistering)
+        try scheduler.submit(contentsOf: requests, configuration: configuration, beforeRegistering: beforeRegistering)
     }
 
     /// Submits jobs as one batch with aggregate progress and one completion.

@@ -6,39 +6,45 @@ import Synchronization
 extension Scheduler {
     // MARK: - Submission
 
-    /// Creates and registers jobs; they start as soon as their dependencies allow. `beforeRegistering` sees their
-    /// handles before any of them can run.
-    func submit(_ prepared: [PreparedJob], beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError)
-        -> [Job]
+    /// Validates, creates and registers jobs (all or none); they start as soon as their dependencies allow.
+    /// `beforeRegistering` sees their handles before any of them can run.
+    func submit(contentsOf requests: [JobRequest], configuration: JobQueue.Configuration,
+                beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError) -> [Job]
     {
-        // Every spec is lent in place (an unsafe buffer's elements are read where they are): a `PreparedJob` is
-        // large, and each copy of one, as iterating or indexing the array makes, retains every reference it holds.
-        try prepared.withUnsafeBufferPointer { specs throws(PrimeKitError) in
-            for index in specs.indices { try checkDependencies(specs[index].dependencies) }
-        }
-        // The handles are built outside the lock; ids come from an atomic counter.
-        let last = nextJobID.add(UInt64(prepared.count), ordering: .relaxed).newValue
-        var id = last - UInt64(prepared.count)
+        // Each job is made as soon as its request is validated, so its plan goes straight into it; the ids are
+        // taken first and given back if a request is refused (unless another submission took ids meanwhile).
+        let count = UInt64(requests.count)
+        let end = nextJobID.add(count, ordering: .relaxed).newValue
+        let workers = maxConcurrentJobs
         var jobs: [Job] = []
-        jobs.reserveCapacity(prepared.count)
-        prepared.withUnsafeBufferPointer { specs in
-            for index in specs.indices {
-                id += 1
-                jobs.append(makeJob(specs[index], id: id))
+        jobs.reserveCapacity(requests.count)
+        do {
+            // Requests are read in place: each copy of one retains every reference it holds.
+            try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in
+                for index in requests.indices {
+                    try checkDependencies(requests[index].dependencies)
+                    let (candidate, pieces, work) = try JobPlan.make(requests[index], configuration: configuration,
+                                                                     workers: workers)
+                    jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
+                                        pieces: pieces, estimatedWork: work, inIntake: false))
+                }
             }
+        } catch {
+            _ = nextJobID.compareExchange(expected: end, desired: end - count, ordering: .relaxed)
+            throw error
         }
         beforeRegistering(jobs)
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
-            prepared.withUnsafeBufferPointer { specs in
-                for index in jobs.indices { register(jobs[index], dependencies: specs[index].dependencies, &s, &effects) }
+            requests.withUnsafeBufferPointer { requests in
+                for index in jobs.indices { register(jobs[index], dependencies: requests[index].dependencies, &s, &effects) }
             }
             return jobs
         }
     }
 
-    /// One job: the same as `submit([PreparedJob(request)])[0]` without the arrays and without a `PreparedJob`
-    /// (the one-at-a-time hot path).
+    /// One job: the same as `submit(contentsOf: [request])[0]` without the arrays (the one-at-a-time hot path);
+    /// `candidate`, `pieces` and `estimatedWork` are the request's plan (``JobPlan/make(_:configuration:workers:)``).
     func submit(_ request: borrowing JobRequest, candidate: String, pieces: consuming PieceList, estimatedWork: Double,
                 beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
     {
@@ -48,10 +54,8 @@ extension Scheduler {
         // the workers register from on their next trip into the lock, and the submitter never waits for them.
         let viaIntake = dependencies.isEmpty && parkedWorkers.load(ordering: .relaxed) == 0
             && request.priority.rawValue <= lowestRunningPriority.load(ordering: .relaxed)
-        let job = Job(id: JobID(rawValue: nextJobID.add(1, ordering: .relaxed).newValue), kind: request.kind,
-                      candidate: candidate, progressInterval: request.progressInterval, estimatedWork: estimatedWork,
-                      priority: request.priority, pieces: pieces, injectedFailure: request.injectedFailure,
-                      inIntake: viaIntake, scheduler: self)
+        let job = makeJob(request, id: nextJobID.add(1, ordering: .relaxed).newValue, candidate: candidate,
+                          pieces: pieces, estimatedWork: estimatedWork, inIntake: viaIntake)
         beforeRegistering(job)
         if viaIntake {
             let accepted = intake.withLock(anchoredTo: self) { intake -> Bool in
@@ -92,10 +96,11 @@ extension Scheduler {
     }
 
     @inline(__always)
-    func makeJob(_ spec: borrowing PreparedJob, id: UInt64) -> Job {
-        Job(id: JobID(rawValue: id), kind: spec.kind, candidate: spec.candidate,
-            progressInterval: spec.progressInterval, estimatedWork: spec.estimatedWork, priority: spec.priority,
-            pieces: spec.pieces, injectedFailure: spec.injectedFailure, scheduler: self)
+    func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: String, pieces: consuming PieceList,
+                 estimatedWork: Double, inIntake: Bool) -> Job {
+        Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
+            estimatedWork: estimatedWork, priority: request.priority, pieces: pieces,
+            injectedFailure: request.injectedFailure, inIntake: inIntake, scheduler: self)
     }
 
     /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a

@@ -1,44 +1,12 @@
-/// A validated request, ready to register: its pieces planned and, where options were given, its kernel jobs
-/// already created (so bad options fail at submission, not later on a worker).
-struct PreparedJob: Sendable {
-    var kind: JobKind
-    var candidate: String
-    var pieces: PieceList
-    var estimatedWork: Double
-    var priority: JobPriority
-    var progressInterval: Duration
-    var dependencies: [Job]
-    var injectedFailure: PrimeKitError?
-
-    /// Validates `request` and plans its pieces.
+/// Validating a request and planning its pieces: where options were given, its kernel jobs are created here
+/// (so bad options fail at submission, not later on a worker).
+enum JobPlan {
+    /// The candidate, the pieces and the estimated work of `request`, validated.
     /// - Parameters:
     ///   - request: What was submitted.
     ///   - configuration: The queue's configuration (limits, split threshold).
     ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
-    init(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int) throws(PrimeKitError) {
-        // Every stored property is assigned once, at the end, from locals: assigning some and then returning or
-        // throwing early made the optimiser build the value aside and copy it (a retain per reference it holds).
-        let (candidate, pieces, estimatedWork) = try Self.plan(request, configuration: configuration,
-                                                               workers: workers)
-        self.init(kind: request.kind, candidate: candidate, pieces: pieces, estimatedWork: estimatedWork,
-                  priority: request.priority, progressInterval: request.progressInterval,
-                  dependencies: request.dependencies, injectedFailure: request.injectedFailure)
-    }
-
-    init(kind: JobKind, candidate: String, pieces: PieceList, estimatedWork: Double, priority: JobPriority,
-         progressInterval: Duration, dependencies: [Job], injectedFailure: PrimeKitError?) {
-        self.kind = kind
-        self.candidate = candidate
-        self.pieces = pieces
-        self.estimatedWork = estimatedWork
-        self.priority = priority
-        self.progressInterval = progressInterval
-        self.dependencies = dependencies
-        self.injectedFailure = injectedFailure
-    }
-
-    /// The candidate, the pieces and the estimated work of `request`, validated.
-    static func plan(_ request: JobRequest, configuration: JobQueue.Configuration, workers: Int)
+    static func make(_ request: borrowing JobRequest, configuration: JobQueue.Configuration, workers: Int)
         throws(PrimeKitError) -> (String, PieceList, Double)
     {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
