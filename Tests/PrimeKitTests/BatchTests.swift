@@ -57,6 +57,23 @@ import Testing
         #expect(outcome.results.count == 1)
     }
 
+    @Test func aRefusedBatchSubmitsNothingAndUsesNoIds() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        queue.suspend()
+        let first = try queue.submit(.isPrime(101))
+        let requests: [JobRequest] = [.isPrime(103), .factor("600851475143"), .isPrime("12x"), .isPrime(107)]
+        #expect { try queue.submit(contentsOf: requests) } throws: { error in
+            (error as? PrimeKitError)?.code == .invalidCandidate
+        }
+        #expect { try queue.submit(contentsOf: [.isPrime(109), .factor("30", from: "7", bound: "3x")]) } throws: { _ in true }
+        #expect(queue.counts.unfinished == 1 && queue.jobs == [first])
+        // The next job gets the id after the last one that was submitted.
+        let next = try queue.submit(contentsOf: [.isPrime(113), .isPrime(127)])
+        #expect(next.map(\.id.rawValue) == [first.id.rawValue + 1, first.id.rawValue + 2])
+        queue.resume()
+        #expect(try await next[1].result.isPrime == true)
+    }
+
     @Test func anEmptyBatchIsCompleteAtOnce() async throws {
         let queue = JobQueue.testing(workers: 1)
         let batch = try queue.submitBatch([])
