@@ -61,6 +61,8 @@ public final class Engine: Sendable {
     private let registry = Mutex(Registry())
     /// The subscriptions as an immutable array, replaced on every change: what the hot path reads.
     private let published = SubscriberList()
+    /// The threads that deliver the plugins' mailboxes.
+    private let delivery = PluginDelivery()
     /// Serialises ``refreshTap()``, so the tap installed last reflects the subscriptions changed last.
     private let tapRefresh = Mutex(())
 
@@ -148,6 +150,7 @@ public final class Engine: Sendable {
             _ = subscription.plugin?.stop()
             subscription.close()
         }
+        delivery.stop()
     }
 
     // MARK: - Jobs
@@ -265,19 +268,25 @@ public final class Engine: Sendable {
             var withErrors = false
             var completions: [JobCompletion] = []
             if store != nil { completions.reserveCapacity(finished.count) }
-            for end in finished {
+            // Read in place by index, each part once: every copy of an outcome is a retain of its result.
+            for index in finished.indices {
                 let ending: JobCompletion.Outcome
-                switch end.outcome {
+                var failure: PrimeKitError?
+                switch finished[index].outcome {
                 case .success(let result): ending = .succeeded(result)
-                case .failure(let error): ending = .failed(error)
+                case .failure(let error):
+                    ending = .failed(error)
+                    failure = error
                 case .cancelled(let reason): ending = .cancelled(reason)
                 }
-                let completion = JobCompletion(jobID: end.jobID, kind: end.kind, candidate: end.candidate, outcome: ending)
+                let jobID = finished[index].jobID
+                let completion = JobCompletion(jobID: jobID, kind: finished[index].kind,
+                                               candidate: finished[index].candidate, outcome: ending)
                 if store != nil { completions.append(completion) }
-                ends.append(.finished(completion))
-                if case .failure(let error) = end.outcome {
-                    ends.append(.error(EngineError(.jobFailed, "job \(end.jobID) failed: \(error.message)",
-                                                   jobID: end.jobID, underlying: error)))
+                ends.append(.finished(consume completion))
+                if let failure {
+                    ends.append(.error(EngineError(.jobFailed, "job \(jobID) failed: \(failure.message)",
+                                                   jobID: jobID, underlying: failure)))
                     withErrors = true
                 }
             }
@@ -336,7 +345,8 @@ public final class Engine: Sendable {
     /// - Returns: True when the plugin runs.
     @discardableResult
     public func add(_ plugin: Plugin, arguments: [String: any Sendable] = [:]) -> Bool {
-        let subscription = PluginSubscription(plugin: plugin, capacity: options.mailboxCapacity)
+        let subscription = PluginSubscription(plugin: plugin, capacity: options.mailboxCapacity,
+                                              delivery: delivery)
         let accepted = registry.withLock { registry in
             guard !registry.shutDown, !registry.subscriptions.contains(where: { $0.owns(plugin) }) else { return false }
             registry.subscriptions.append(subscription)
@@ -515,6 +525,7 @@ public final class Engine: Sendable {
             drop(subscription)
             _ = await subscription.waitUntilEnded(timeout: .milliseconds(200))
         }
+        delivery.stop()
         await queue.tearDown(.cancel)
         return report
     }

@@ -2,13 +2,16 @@ import DequeModule
 import Foundation
 import Synchronization
 
-/// One installed plugin: its subscription mask and tag filter, its bounded mailbox, and the thread that delivers
-/// the mailbox to the plugin one event at a time.
+/// One installed plugin: its subscription mask and tag filter, and its bounded mailbox, which the engine's
+/// ``PluginDelivery`` hands to the plugin one event at a time — on the shared delivery thread, or on a thread of its
+/// own once the plugin was found blocking or slow.
 ///
 /// Producers (workers, the engine, other plugins' threads) only take the mailbox lock for a few instructions and
 /// never wait for the consumer: progress is coalesced per job in place (one slot per job), results and errors are
 /// queued in full, pluginData and lifecycle events beyond ``capacity`` drop the oldest and are counted (the count is
 /// delivered as ``LifecycleEvent/eventsDropped(_:)``). Events are delivered in the order they were offered.
+/// At most one thread delivers a mailbox at a time: the mailbox is put in line for the shared thread when its first
+/// event arrives and stays *scheduled* until a batch leaves it empty.
 /// An `NSCondition` (which ThreadSanitizer understands) guards everything below.
 final class PluginSubscription: @unchecked Sendable {
     private enum Slot {
@@ -28,6 +31,7 @@ final class PluginSubscription: @unchecked Sendable {
     let name: String
     let capacity: Int
     private(set) var plugin: Plugin?
+    private let delivery: PluginDelivery
     private let condition = NSCondition()
     /// Progress, results and errors, in order; each with its place in the overall order.
     private var slots = Deque<(UInt64, Slot)>()
@@ -46,18 +50,30 @@ final class PluginSubscription: @unchecked Sendable {
     private let receiving = Atomic<Bool>(false)
     /// Set by ``close()``; read without the lock on every delivery.
     private let closedFlag = Atomic<Bool>(false)
-    /// The delivery thread waits for events: the next producer signals it (once).
+    /// In line for the shared delivery thread, or being delivered by it (so no producer puts it in line again).
+    private var scheduled = false
+    /// A producer made the mailbox scheduled and puts it in line once it released the lock.
+    private var mustSchedule = false
+    /// The plugin has a delivery thread of its own (it blocked or ran slow on the shared one).
+    private var ownThread = false
+    /// The plugin's own thread waits for events: the next producer signals it (once).
     private var sleeping = false
-    private var threadEnded = false
+    /// No thread delivers this mailbox any more (after ``close()``), and the plugin has been let go.
+    private var ended = false
     /// Runs of events this subscriber has delivered, handed back so that a producer releases them: the last
     /// reference to an event then goes away on a worker thread, where it was allocated, instead of on a delivery
     /// thread (freeing memory of another thread's arena costs the allocator a lock and its locality).
     private var delivered: [[EngineEvent]] = []
+    /// The batch being delivered and the runs it delivered: used only by the one thread delivering this mailbox,
+    /// kept between batches for their capacity.
+    private var batch: [Run] = []
+    private var spent: [[EngineEvent]] = []
 
-    init(plugin: Plugin, capacity: Int) {
+    init(plugin: Plugin, capacity: Int, delivery: PluginDelivery) {
         self.plugin = plugin
         self.name = plugin.name
         self.capacity = max(1, capacity)
+        self.delivery = delivery
     }
 
     func owns(_ plugin: Plugin) -> Bool {
@@ -93,7 +109,9 @@ final class PluginSubscription: @unchecked Sendable {
         condition.lock()
         swap(&released, &delivered)
         offerLocked(progress: progress, ends: ends, withErrors: withErrors)
+        let schedule = takeSchedule()
         condition.unlock()
+        if schedule { delivery.schedule(self) }
         withExtendedLifetime(released) {}  // released here, outside the lock
     }
 
@@ -117,17 +135,22 @@ final class PluginSubscription: @unchecked Sendable {
     /// `droppedBefore` counts older announcements of the same batch that were never made.
     func offer(lifecycle events: [EngineEvent], droppedBefore: Int) {
         condition.lock()
-        defer { condition.unlock() }
-        guard !closed, streams.contains(.lifecycle) else { return }
-        let kept = events.suffix(capacity)
-        dropped += droppedBefore + events.count - kept.count
-        for event in kept { append(event) }
+        if !closed && streams.contains(.lifecycle) {
+            let kept = events.suffix(capacity)
+            dropped += droppedBefore + events.count - kept.count
+            for event in kept { append(event) }
+        }
+        let schedule = takeSchedule()
+        condition.unlock()
+        if schedule { delivery.schedule(self) }
     }
 
     func offer(_ event: EngineEvent) {
         condition.lock()
-        defer { condition.unlock() }
         append(event)
+        let schedule = takeSchedule()
+        condition.unlock()
+        if schedule { delivery.schedule(self) }
     }
 
     private func append(_ event: EngineEvent) {
@@ -151,12 +174,28 @@ final class PluginSubscription: @unchecked Sendable {
         wake()
     }
 
+    /// After an event was queued: wakes the plugin's own thread if it sleeps, or puts an idle mailbox in line for
+    /// the shared thread (after the lock is released: see ``takeSchedule()``). Nothing before ``start()``.
     private func wake() {
-        if sleeping {
-            sleeping = false
-            condition.signal()
+        guard started else { return }
+        if ownThread {
+            if sleeping {
+                sleeping = false
+                condition.signal()
+            }
+        } else if !scheduled {
+            scheduled = true
+            mustSchedule = true
         }
     }
+
+    /// Whether this producer must put the mailbox in line (once the lock is released).
+    private func takeSchedule() -> Bool {
+        defer { mustSchedule = false }
+        return mustSchedule
+    }
+
+    private var hasWork: Bool { !slots.isEmpty || !optional.isEmpty || dropped > 0 }
 
     private func place() -> UInt64 {
         defer { nextPlace += 1 }
@@ -173,12 +212,14 @@ final class PluginSubscription: @unchecked Sendable {
 
     // MARK: - Delivering
 
-    /// Starts the delivery thread (after the plugin's `initialize` returned true).
+    /// Lets deliveries begin (after the plugin's `initialize` returned true): what arrived meanwhile goes in line.
     func start() {
-        condition.withLock { started = true }
-        let thread = Thread { [self] in deliverLoop() }
-        thread.name = "primekit.plugin.\(name)"
-        thread.start()
+        condition.lock()
+        started = true
+        let pending = !closed && hasWork
+        if pending { scheduled = true }
+        condition.unlock()
+        if pending { delivery.schedule(self) }
     }
 
     /// Takes the next event, or run of events, to deliver, under the lock.
@@ -199,58 +240,111 @@ final class PluginSubscription: @unchecked Sendable {
         }
     }
 
-    /// The most events delivered per trip into the lock, and the nap after a batch of a steady stream.
+    /// The most events delivered per trip into the lock; a batch of at least ``steadyBatch`` events is part of a
+    /// steady stream, after which the delivering thread naps (``PluginDelivery/nap``) instead of being woken per
+    /// event.
     static let batchLimit = 1024
-    static let nap: TimeInterval = 0.004
+    static let steadyBatch = 16
 
-    /// Delivers in batches: one trip into the lock (and at most one wake-up) for everything that piled up.
-    private func deliverLoop() {
-        var batch: [Run] = []
-        batch.reserveCapacity(Self.batchLimit)
-        var spent: [[EngineEvent]] = []
+    /// Takes the next batch out of the mailbox (the lock is held): the dropped count first, then up to
+    /// ``batchLimit`` events. Hands the runs delivered last time back to the producers.
+    /// - Returns: How many events the batch holds.
+    private func takeBatch() -> Int {
+        if !spent.isEmpty {
+            if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
+            spent.removeAll(keepingCapacity: true)
+        }
+        var count = 0
+        if dropped > 0 {
+            batch.append(.one(.lifecycle(.eventsDropped(dropped))))
+            dropped = 0
+            count = 1
+        }
+        while count < Self.batchLimit, let next = takeNext() {
+            if case .many(let events) = next { count += events.count } else { count += 1 }
+            batch.append(next)
+        }
+        return count
+    }
+
+    /// Delivers the batch taken by ``takeBatch()`` outside the lock; false when deliveries ended meanwhile.
+    private func deliverTaken(to target: Plugin?) -> Bool {
+        let going = deliver(batch, to: target)
+        for case .many(let events) in batch { spent.append(events) }
+        batch.removeAll(keepingCapacity: true)
+        return going
+    }
+
+    /// No thread will deliver this mailbox again: the plugin is let go (the lock is held).
+    private func endLocked() {
+        ended = true
+        scheduled = false
+        plugin = nil
+        delivered.removeAll()
+    }
+
+    /// Delivers one batch on the shared delivery thread (the mailbox is scheduled, so no other thread delivers it).
+    /// - Returns: Whether events are left (the mailbox stays scheduled and goes back in line), and how many were
+    ///   delivered.
+    func deliverBatch() -> (more: Bool, delivered: Int) {
+        condition.lock()
+        if closed {
+            endLocked()
+            condition.unlock()
+            return (false, 0)
+        }
+        let count = takeBatch()
+        let target = plugin
+        condition.unlock()
+        let going = count == 0 || deliverTaken(to: target)
+        condition.lock()
+        defer { condition.unlock() }
+        if ownThread { return (false, count) }  // detached meanwhile: this thread now delivers it on its own
+        if closed || !going {
+            endLocked()
+            return (false, count)
+        }
+        if !hasWork {
+            scheduled = false
+            return (false, count)
+        }
+        return (true, count)
+    }
+
+    /// Marks the mailbox as having a thread of its own: the thread now delivering it (blocked or slow in the
+    /// plugin) keeps delivering it once the batch returns. Called by ``PluginDelivery``'s watchdog.
+    func detach() {
+        condition.withLock { ownThread = true }
+    }
+
+    /// The rest of a detached thread's life: delivers this mailbox in batches until it is closed.
+    func deliverOnOwnThread() {
+        Thread.current.name = "primekit.plugin.\(name)"
         var busy = false
         while true {
             condition.lock()
-            if !spent.isEmpty {
-                if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
-                spent.removeAll(keepingCapacity: true)
+            if busy && !closed && !hasWork {
+                // Just delivered a batch of a steady stream: nap without asking producers to signal.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: PluginDelivery.nap))
             }
-            if busy && !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
-                // Just delivered a batch of a steady stream: nap without asking producers to signal, so the stream
-                // is taken in batches instead of a futex wake-up per event (with eight plugins on two cores, a
-                // 1 ms nap cost about a third of the delivery's CPU in wake-ups). Adds at most `nap` to a steady
-                // stream's latency; a trickle (a small batch) does not nap: its next event is delivered at once.
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.nap))
-            }
-            while !closed && slots.isEmpty && optional.isEmpty && dropped == 0 {
+            while !closed && !hasWork {
                 sleeping = true
                 condition.wait()
             }
             sleeping = false
             if closed {
+                endLocked()
                 condition.unlock()
-                break
+                return
             }
-            if dropped > 0 {
-                batch.append(.one(.lifecycle(.eventsDropped(dropped))))
-                dropped = 0
-            }
-            var count = 0
-            while count < Self.batchLimit, let next = takeNext() {
-                if case .many(let events) = next { count += events.count } else { count += 1 }
-                batch.append(next)
-            }
-            busy = count >= 16
+            let count = takeBatch()
+            busy = count >= Self.steadyBatch
             let target = plugin
             condition.unlock()
-            let ended = !deliver(batch, to: target)
-            for case .many(let events) in batch { spent.append(events) }
-            batch.removeAll(keepingCapacity: true)
-            if ended { break }
-        }
-        condition.withLock {
-            threadEnded = true
-            plugin = nil
+            if !deliverTaken(to: target) {
+                condition.withLock { endLocked() }
+                return
+            }
         }
     }
 
@@ -299,8 +393,8 @@ final class PluginSubscription: @unchecked Sendable {
         }
     }
 
-    /// Ends deliveries: undelivered events are discarded; an event being delivered finishes first. The delivery
-    /// thread then ends and drops its reference to the plugin.
+    /// Ends deliveries: undelivered events are discarded; an event being delivered finishes first. The thread
+    /// delivering it (if any) then lets the plugin go; a thread of its own ends.
     func close() {
         condition.withLock {
             closed = true
@@ -310,11 +404,8 @@ final class PluginSubscription: @unchecked Sendable {
             latestProgress.removeAll()
             delivered.removeAll()
             streams = .none
-            if !started {
-                threadEnded = true
-                plugin = nil
-            }
-            condition.signal()
+            if !started || !scheduled && !ownThread { endLocked() }
+            condition.broadcast()
         }
     }
 
@@ -334,14 +425,15 @@ final class PluginSubscription: @unchecked Sendable {
     /// Returns when no delivery is under way (after ``hold()``), or when `timeout` passes.
     func waitUntilQuiet(timeout: Duration) async -> Bool {
         await wait(timeout: timeout) {
-            !self.receiving.load(ordering: .sequentiallyConsistent) || self.threadEnded
+            !self.receiving.load(ordering: .sequentiallyConsistent) || self.ended
         }
     }
 
-    /// Returns when the delivery thread has ended (after ``close()``), or when `timeout` passes.
+    /// Returns when no thread delivers this mailbox any more and the plugin was let go (after ``close()``), or when
+    /// `timeout` passes.
     /// - Returns: True when it ended.
     func waitUntilEnded(timeout: Duration) async -> Bool {
-        await wait(timeout: timeout) { self.threadEnded }
+        await wait(timeout: timeout) { self.ended }
     }
 
     /// Waits until `predicate` (checked under the lock) holds, or `timeout` passes. It polls with a back-off
