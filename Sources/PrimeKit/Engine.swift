@@ -371,6 +371,9 @@ public final class Engine: Sendable {
         registry.withLock { $0.subscriptions.compactMap(\.plugin) }
     }
 
+    /// How many plugins were moved off the shared delivery thread for blocking or running slow (for tests).
+    var detachedPlugins: Int { delivery.detachedCount }
+
     /// Stops and removes a plugin. A refusal is reported (errors and lifecycle streams) and `stop()` is retried
     /// until `retryFor` has passed.
     /// - Parameters:

@@ -193,6 +193,38 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    @Test func aBlockedPluginIsMovedToAThreadOfItsOwnAndKeepsItsOrder() async {
+        let engine = await Engine.testing()
+        weak var weakStuck: Probe?
+        do {
+            let stuck = Probe("stuck", streams: .pluginData, blocked: true)
+            let healthy = Probe("healthy", streams: .pluginData)
+            weakStuck = stuck
+            engine.add(stuck)
+            engine.add(healthy)
+            let tags = (0..<50).map { "test.\($0)" }
+            // The stuck plugin is offered each message first, so the shared thread blocks inside its `receive`;
+            // the healthy one gets its messages only once the stuck one has been given a thread of its own.
+            for (index, tag) in tags.enumerated() { engine.broadcast(tag: tag, data: index, from: nil) }
+            await healthy.wait { $0.count(of: .pluginData) == tags.count }
+            #expect(healthy.pluginData().map(\.tag) == tags)
+            #expect(engine.detachedPlugins == 1)
+            #expect(stuck.events.isEmpty)
+            for _ in tags { stuck.gate!.signal() }
+            await stuck.wait { $0.count(of: .pluginData) == tags.count }
+            #expect(stuck.pluginData().map(\.tag) == tags)
+            // Later events reach it on its own thread, and removing it ends that thread and lets it go.
+            engine.broadcast(tag: "test.late", data: 50, from: nil)
+            stuck.gate!.signal()
+            await stuck.wait { $0.count(of: .pluginData) == tags.count + 1 }
+            #expect(await engine.remove(stuck) == .removed)
+            engine.broadcast(tag: "test.after", data: 51, from: nil)
+            await healthy.wait { $0.count(of: .pluginData) == tags.count + 2 }
+        }
+        #expect(weakStuck == nil)
+        _ = await engine.shutdown()
+    }
+
     @Test func pluginDataBeyondTheCapacityDropsTheOldestAndSaysSo() async {
         let engine = await Engine.testing { _, options in options.mailboxCapacity = 4 }
         let stuck = Probe("stuck", streams: .pluginData, blocked: true)
