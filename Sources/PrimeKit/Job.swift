@@ -172,7 +172,10 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now: JobState? = core.withLock(anchoredTo: self) { core in
-                    if wanted.contains(core.state) || core.state.isFinished || Task.isCancelled { return core.state }
+                    // A job whose end is being announced answers once its callbacks have run.
+                    if (wanted.contains(core.state) || core.state.isFinished || Task.isCancelled) && !core.announcing {
+                        return core.state
+                    }
                     core.stateWaiters.append(StateWaiter(id: id, states: wanted, continuation: continuation))
                     return nil
                 }

@@ -210,6 +210,9 @@ extension Scheduler {
     func finish(_ job: Job, _ core: inout JobCore, outcome: JobOutcome, _ s: inout SchedulerState,
                         _ effects: inout Effects) -> JobOutcome {
         unqueueAll(&core)
+        // `wait(until:)` callers are resumed with the awaiters of the result: after the callbacks.
+        let stateWaiters = core.stateWaiters
+        core.stateWaiters = []
         switch outcome {
         case .success:
             if core.hasProgressObservers {
@@ -225,6 +228,7 @@ extension Scheduler {
             transition(job, &core, to: .cancelled, &s, &effects)
         }
         core.outcome = outcome
+        let finalState = core.state
         // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
         if let tap = s.tap { effects.tap(tap, finished: job, outcome) }
         for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
@@ -250,6 +254,9 @@ extension Scheduler {
         // Nothing to tell anybody (the common case for small jobs): no closure at all.
         if core.resultWaiters.isEmpty && pauseWaiters.isEmpty && checkpointWaiters.isEmpty && successHandlers.isEmpty
             && failureHandlers.isEmpty && observers.isEmpty {
+            if !stateWaiters.isEmpty {
+                effects.add { for waiter in stateWaiters { waiter.continuation.resume(returning: finalState) } }
+            }
             return outcome
         }
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
@@ -262,12 +269,16 @@ extension Scheduler {
             case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
             }
             for observer in observers { observer.finished(job, outcome) }
-            // The result's awaiters, including those that came while the callbacks ran, are taken only now.
-            let resultWaiters = job.core.withLock(anchoredTo: job) { core in
+            // The awaiters, including those that came while the callbacks ran, are taken only now.
+            let (resultWaiters, lateStateWaiters) = job.core.withLock(anchoredTo: job) { core in
                 core.announcing = false
-                defer { core.resultWaiters = [] }
-                return core.resultWaiters
+                defer {
+                    core.resultWaiters = []
+                    core.stateWaiters = []
+                }
+                return (core.resultWaiters, core.stateWaiters)
             }
+            for waiter in stateWaiters + lateStateWaiters { waiter.continuation.resume(returning: finalState) }
             switch outcome {
             case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
             case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }

@@ -214,6 +214,20 @@ struct SplitMix: RandomNumberGenerator {
 }
 
 @Suite(.timeLimit(.minutes(3))) struct JobWaitingTests {
+    @Test func waitingForTheEndSeesTheEndsCallbacksDone() async throws {
+        // `wait(until:)` on a finished state, like `result`, returns after the job's callbacks have run: a caller
+        // can count on what its callbacks recorded. Many jobs, so that a wrong order would show.
+        let queue = JobQueue.testing(workers: 2)
+        for round in 0..<200 {
+            let job = try queue.submit(round % 2 == 0 ? .isPrime(UInt64(10_007 + round)) : .factor("12").failing())
+            let seen = Recorder<Bool>()
+            job.onSuccess { _ in seen.append(true) }
+            job.onFailure { _ in seen.append(false) }
+            let state = await job.wait(until: .succeeded, .failed)
+            #expect(seen.values == [state == .succeeded], "round \(round): \(state), callbacks \(seen.values)")
+        }
+    }
+
     @Test func cancellingAWaitingTaskReturnsWithoutTouchingTheJobOrOtherWaiters() async throws {
         let queue = JobQueue.testing(workers: 1)
         let blocker = try queue.submit(.isPrime(Slow.prime64))
