@@ -58,7 +58,7 @@ extension Scheduler {
                           pieces: pieces, estimatedWork: estimatedWork, inIntake: viaIntake)
         beforeRegistering(job)
         if viaIntake {
-            let accepted = intake.withLock(anchoredTo: self) { intake -> Bool in
+            let accepted = intake.withLock(anchoredTo: intakeAnchor) { intake -> Bool in
                 guard !intake.closed else { return false }
                 intake.jobs.append(job)
                 intakeCount.add(1, ordering: .sequentiallyConsistent)
@@ -426,7 +426,7 @@ extension Scheduler {
 
     /// Stops accepting work, cancels what is unfinished and lets the workers exit.
     func shutdown() {
-        intake.withLock(anchoredTo: self) { $0.closed = true }
+        intake.withLock(anchoredTo: intakeAnchor) { $0.closed = true }
         cancelAll(reason: .shutdown)
         let idle = state.withLock(anchoredTo: self) { s -> [Parker] in
             s.shutDown = true

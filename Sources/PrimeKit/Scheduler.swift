@@ -17,6 +17,8 @@ final class Scheduler: Sendable {
     let queuedHint = Atomic<Int>(0)
     /// Jobs submitted one at a time while every worker was busy, not registered yet (see ``Intake``).
     let intake = Mutex(Intake())
+    /// The intake's own identity for ThreadSanitizer's view of its lock (see `Locking.swift`).
+    let intakeAnchor = IntakeAnchor()
     /// Jobs in `intake`, readable without its lock.
     let intakeCount = Atomic<Int>(0)
     /// Workers parked in `idle`, readable without the lock: a submission may skip the queue's lock only while
