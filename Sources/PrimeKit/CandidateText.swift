@@ -13,19 +13,37 @@ enum CandidateText {
         return true
     }
 
-    /// Validates a candidate the way the kernel will, so bad input fails at submission.
-    static func validateCandidate(_ text: String, maxDigits: Int) throws(PrimeKitError) {
-        guard isCanonical(text) else {
-            throw PrimeKitError(code: .invalidCandidate,
-                                message: "candidate \"\(text.prefix(40))\" is not a canonical decimal integer")
+    /// Validates a candidate the way the kernel will, so bad input fails at submission. One pass over the
+    /// digits, which also reads the value when it fits in 64 bits (nil otherwise).
+    static func validateCandidate(_ text: String, maxDigits: Int) throws(PrimeKitError) -> UInt64? {
+        var value: UInt64? = 0
+        var count = 0
+        var leadingZero = false
+        for byte in text.utf8 {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10, !leadingZero else {
+                throw PrimeKitError(code: .invalidCandidate,
+                                    message: "candidate \"\(text.prefix(40))\" is not a canonical decimal integer")
+            }
+            leadingZero = count == 0 && digit == 0
+            count += 1
+            if let current = value {
+                let (times10, overflow1) = current.multipliedReportingOverflow(by: 10)
+                let (next, overflow2) = times10.addingReportingOverflow(UInt64(digit))
+                value = overflow1 || overflow2 ? nil : next
+            }
         }
-        if text.utf8.count > maxDigits {
+        if count == 0 {
+            throw PrimeKitError(code: .invalidCandidate, message: "candidate \"\" is not a canonical decimal integer")
+        }
+        if count > maxDigits {
             throw PrimeKitError(code: .candidateTooLarge,
-                                message: "candidate has \(text.utf8.count) digits, more than the limit \(maxDigits)")
+                                message: "candidate has \(count) digits, more than the limit \(maxDigits)")
         }
-        if text == "0" || text == "1" {
-            throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(text) is below 2")
+        if let value, value < 2 {
+            throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(value) is below 2")
         }
+        return value
     }
 
     /// Validates a `from` or `bound` option.
@@ -56,8 +74,9 @@ enum CandidateText {
 
     /// The divisor range a fresh job will cover, as the kernel chooses it: from `from` (default 2) to `bound`
     /// (default floor(sqrt(n)) capped at 2^32), never beyond floor(sqrt(n)).
-    static func effectiveRange(candidate: String, from: String?, bound: String?) -> ClosedRange<UInt64>? {
-        let root: UInt64 = UInt64(candidate).map(integerSquareRoot) ?? UInt64.max
+    /// - Parameter value: The candidate's value, nil above 64 bits.
+    static func effectiveRange(value: UInt64?, from: String?, bound: String?) -> ClosedRange<UInt64>? {
+        let root: UInt64 = value.map(integerSquareRoot) ?? UInt64.max
         let low = from.map(clampedValue) ?? 2
         let high = min(bound.map(clampedValue) ?? KernelLimits.defaultBoundCap, root)
         return low <= high ? low...high : nil

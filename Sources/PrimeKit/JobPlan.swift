@@ -14,10 +14,10 @@ enum JobPlan {
             return try restore(checkpoint, limits: limits)
         }
         let candidate = request.candidate
-        try CandidateText.validateCandidate(candidate, maxDigits: configuration.maxDigits)
+        let value = try CandidateText.validateCandidate(candidate, maxDigits: configuration.maxDigits)
         try CandidateText.validateOption(request.from, name: "from")
         try CandidateText.validateOption(request.bound, name: "bound")
-        let range = CandidateText.effectiveRange(candidate: candidate, from: request.from, bound: request.bound)
+        let range = CandidateText.effectiveRange(value: value, from: request.from, bound: request.bound)
         let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
         let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: candidate.utf8.count)
         let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
