@@ -250,10 +250,7 @@ final class PluginSubscription: @unchecked Sendable {
     /// ``batchLimit`` events. Hands the runs delivered last time back to the producers.
     /// - Returns: How many events the batch holds.
     private func takeBatch() -> Int {
-        if !spent.isEmpty {
-            if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
-            spent.removeAll(keepingCapacity: true)
-        }
+        handBackSpent()
         var count = 0
         if dropped > 0 {
             batch.append(.one(.lifecycle(.eventsDropped(dropped))))
@@ -265,6 +262,13 @@ final class PluginSubscription: @unchecked Sendable {
             batch.append(next)
         }
         return count
+    }
+
+    /// Hands the runs delivered last to the producers, which release them (the lock is held).
+    private func handBackSpent() {
+        guard !spent.isEmpty else { return }
+        if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
+        spent.removeAll(keepingCapacity: true)
     }
 
     /// Delivers the batch taken by ``takeBatch()`` outside the lock; false when deliveries ended meanwhile.
@@ -281,6 +285,7 @@ final class PluginSubscription: @unchecked Sendable {
         scheduled = false
         plugin = nil
         delivered.removeAll()
+        spent.removeAll()
     }
 
     /// Delivers one batch on the shared delivery thread (the mailbox is scheduled, so no other thread delivers it).
@@ -299,6 +304,7 @@ final class PluginSubscription: @unchecked Sendable {
         let going = count == 0 || deliverTaken(to: target)
         condition.lock()
         defer { condition.unlock() }
+        handBackSpent()
         if ownThread { return (false, count) }  // detached meanwhile: this thread now delivers it on its own
         if closed || !going {
             endLocked()
