@@ -73,6 +73,10 @@ struct JobCore: Sendable {
     /// allocated on first use and keep every job's footprint small.
     private var extras: JobCoreExtras?
 
+    /// False while nobody has waited on, listened to or checkpointed the job (most small jobs): every field kept in
+    /// the extras is then at its initial value, and ending the job has nobody to tell.
+    var hasExtras: Bool { extras != nil }
+
     private mutating func extrasBox() -> JobCoreExtras {
         if let extras { return extras }
         let created = JobCoreExtras()

@@ -194,7 +194,7 @@ extension Scheduler {
             s.waiting[job.id] = waits ? job : nil
             core.indexedAsWaiting = waits
         }
-        if !core.stateWaiters.isEmpty {
+        if core.hasExtras && !core.stateWaiters.isEmpty {
             var ready: [CheckedContinuation<JobState, Never>] = []
             core.stateWaiters.removeAll { waiter in
                 guard waiter.states.contains(next) || next.isFinished else { return false }
@@ -210,12 +210,13 @@ extension Scheduler {
     func finish(_ job: Job, _ core: inout JobCore, outcome: JobOutcome, _ s: inout SchedulerState,
                         _ effects: inout Effects) -> JobOutcome {
         unqueueAll(&core)
+        let extras = core.hasExtras
         // `wait(until:)` callers are resumed with the awaiters of the result: after the callbacks.
-        let stateWaiters = core.stateWaiters
-        core.stateWaiters = []
+        let stateWaiters = extras ? core.stateWaiters : []
+        if extras { core.stateWaiters = [] }
         switch outcome {
         case .success:
-            if core.hasProgressObservers {
+            if extras && core.hasProgressObservers {
                 deliver(core.snapshot(jobID: job.id, state: .running, percentOverride: 100), &core, &effects)
             }
             transition(job, &core, to: .succeeded, &s, &effects)
@@ -234,6 +235,8 @@ extension Scheduler {
         for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
         core.cancelRequest = nil
         core.pauseRequest = nil
+        // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs).
+        guard extras else { return outcome }
 
         let pauseWaiters = core.pauseWaiters
         let checkpointWaiters = core.checkpointWaiters
@@ -295,7 +298,8 @@ extension Scheduler {
     /// Passes a finished job's outcome to its dependents: success releases them, failure and cancellation cancel
     /// them with this job as the cause (transitively).
     func propagate(_ job: Job, _ outcome: JobOutcome, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let dependents = job.core.withLock(anchoredTo: job) { core in
+        let dependents = job.core.withLock(anchoredTo: job) { core -> [Job] in
+            guard core.hasExtras else { return [] }  // dependents are kept in the extras
             defer { core.dependents = [] }
             return core.dependents
         }
