@@ -35,7 +35,26 @@ public struct FactorResult: Sendable, Hashable, Codable {
     /// The candidate, decimal.
     public let candidate: String
     /// Proven prime factors, ascending.
-    public let factors: [PrimeFactor]
+    ///
+    /// For a candidate below 2^32 the engine keeps the kernel's answer in machine words and writes the factors out
+    /// when this is read: most answers of small jobs are never read.
+    public var factors: [PrimeFactor] {
+        switch storedFactors {
+        case .list(let list): list
+        case .small(let answer): answer.primeFactors()
+        }
+    }
+    /// The factors as given, or the kernel's answer for a candidate below 2^32.
+    enum Factors: Sendable {
+        case list([PrimeFactor])
+        case small(SmallAnswer)
+    }
+    private let storedFactors: Factors
+    /// The factors when they are stored as a list (nil when they are written out on read).
+    var listedFactors: [PrimeFactor]? {
+        if case .list(let list) = storedFactors { return list }
+        return nil
+    }
     /// The candidate divided by every listed factor power, decimal ("1" when nothing is left).
     public let cofactor: String
     /// What is known about `cofactor`.
@@ -51,7 +70,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
     public init(candidate: String, factors: [PrimeFactor], cofactor: String, cofactorStatus: CofactorStatus,
                 complete: Bool, isPrime: Bool?, certainty: Certainty) {
         self.candidate = candidate
-        self.factors = factors
+        self.storedFactors = .list(factors)
         self.cofactor = cofactor
         self.cofactorStatus = cofactorStatus
         self.complete = complete
@@ -59,8 +78,46 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.certainty = certainty
     }
 
+    /// The engine's result for 2 <= candidate < 2^32: complete, proven, the factors written out when read.
+    init(candidate: String, small answer: SmallAnswer, isPrime: Bool) {
+        self.candidate = candidate
+        self.storedFactors = .small(answer)
+        self.cofactor = "1"
+        self.cofactorStatus = .one
+        self.complete = true
+        self.isPrime = isPrime
+        self.certainty = .proven
+    }
+
+    public static func == (lhs: FactorResult, rhs: FactorResult) -> Bool {
+        lhs.candidate == rhs.candidate && lhs.factors == rhs.factors && lhs.cofactor == rhs.cofactor
+            && lhs.cofactorStatus == rhs.cofactorStatus && lhs.complete == rhs.complete && lhs.isPrime == rhs.isPrime
+            && lhs.certainty == rhs.certainty
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(candidate)
+        hasher.combine(factors)
+        hasher.combine(cofactor)
+        hasher.combine(cofactorStatus)
+        hasher.combine(complete)
+        hasher.combine(isPrime)
+        hasher.combine(certainty)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        candidate = try container.decode(String.self, forKey: .candidate)
+        storedFactors = .list(try container.decode([PrimeFactor].self, forKey: .factors))
+        cofactor = try container.decode(String.self, forKey: .cofactor)
+        cofactorStatus = try container.decode(CofactorStatus.self, forKey: .cofactorStatus)
+        complete = try container.decode(Bool.self, forKey: .complete)
+        isPrime = try container.decodeIfPresent(Bool.self, forKey: .isPrime)
+        certainty = try container.decode(Certainty.self, forKey: .certainty)
     }
 
     public func encode(to encoder: any Encoder) throws {

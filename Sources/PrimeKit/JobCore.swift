@@ -215,6 +215,11 @@ struct JobCore: Sendable {
             factors += piece.factors
         }
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
+        // A small job's answer keeps its factors until they are read (see `FactorResult.factors`).
+        if factors.isEmpty, case .success(let result) = outcome, let answer = result.factorization,
+           answer.listedFactors == nil {
+            factors = answer.factors
+        }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
         }

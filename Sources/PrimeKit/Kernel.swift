@@ -272,8 +272,25 @@ struct SmallAnswer: Sendable {
                        workDone: UInt64(raw.divisors_tested), factorsFound: raw.factor_count, done: true)
     }
 
-    /// The answer for a job of `kind` on `candidate`.
+    /// The answer for a job of `kind` on `candidate`: the factors (and an isPrime composite's divisors) are
+    /// written out from this answer when somebody reads them.
     func result(kind: JobKind, candidate: String) -> JobResult {
+        let isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
+        let factorization = FactorResult(candidate: candidate, small: self, isPrime: isPrime)
+        switch kind {
+        case .factor:
+            return .factorization(factorization)
+        case .isPrime:
+            if isPrime {
+                return .primality(PrimalityResult(candidate: candidate, isPrime: true, divisorText: "",
+                                                  divisorCount: nil, factorization: factorization))
+            }
+            return .primality(PrimalityResult(candidate: candidate, divisorsOf: self, factorization: factorization))
+        }
+    }
+
+    /// Every prime factor with its exponent, ascending.
+    func primeFactors() -> [PrimeFactor] {
         var factors: [PrimeFactor] = []
         factors.reserveCapacity(raw.factor_count)
         withUnsafeBytes(of: raw.primes) { primes in
@@ -285,19 +302,7 @@ struct SmallAnswer: Sendable {
                 }
             }
         }
-        let isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
-        let factorization = FactorResult(candidate: candidate, factors: factors, cofactor: "1", cofactorStatus: .one,
-                                         complete: true, isPrime: isPrime, certainty: .proven)
-        switch kind {
-        case .factor:
-            return .factorization(factorization)
-        case .isPrime:
-            if isPrime {
-                return .primality(PrimalityResult(candidate: candidate, isPrime: true, divisorText: "",
-                                                  divisorCount: nil, factorization: factorization))
-            }
-            return .primality(PrimalityResult(candidate: candidate, divisorsOf: self, factorization: factorization))
-        }
+        return factors
     }
 
     /// Every divisor as the kernel's text ("1 2 3 6"); a number below 2^32 has at most 1,920 of them.

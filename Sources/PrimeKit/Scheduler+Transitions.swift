@@ -35,7 +35,8 @@ extension Scheduler {
                     $0.finished = true
                     $0.progress = progress
                     if let factors { $0.factors = factors }
-                    if case .success(let answer) = result, let found = answer.factorization?.factors {
+                    // A small job's factors stay in its answer until read (`JobCore.measure` looks there).
+                    if case .success(let answer) = result, let found = answer.factorization?.listedFactors {
                         $0.factors = found
                     }
                 }

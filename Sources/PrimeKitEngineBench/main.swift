@@ -162,24 +162,14 @@ func isPrimeDirect(_ n: UInt64) -> Bool {
     return factors.count == 1 && cofactor == "1"
 }
 
-/// The same for a candidate below 2^32, through the kernel's one-call path that the engine takes for it too: the
-/// answer and every factor as text. The engine lists such a composite's divisors only when somebody reads them, so
-/// neither side lists them here.
+/// The same for a candidate below 2^32, through the kernel's one-call path that the engine takes for it too. The
+/// engine keeps such an answer in machine words and writes its factors (and an isPrime composite's divisors) out
+/// only when somebody reads them, so neither side writes them here.
 func isPrimeSmall(_ n: UInt32) -> Bool {
     var answer = pk_small_answer()
     answer.size = MemoryLayout<pk_small_answer>.size
     guard pk_small_factor(n, &answer) == 0 else { return false }
-    var factors: [(String, UInt32)] = []
-    factors.reserveCapacity(answer.factor_count)
-    withUnsafeBytes(of: answer.primes) { primes in
-        withUnsafeBytes(of: answer.exponents) { exponents in
-            for index in 0..<answer.factor_count {
-                factors.append((String(primes.load(fromByteOffset: index * 4, as: UInt32.self)),
-                                exponents.load(fromByteOffset: index * 4, as: UInt32.self)))
-            }
-        }
-    }
-    return factors.count == 1 && factors[0].1 == 1
+    return answer.factor_count == 1 && answer.exponents.0 == 1
 }
 
 /// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.
