@@ -37,8 +37,9 @@ static void build_table(void)
         if (composite[i])
             continue;
         const uint32_t p = 2 * i + 1;
-        for (uint32_t j = (p * p) / 2; p <= 255 && j < (1u << 15); j += p)
-            composite[j] = 1;
+        if (p < 256) /* from 256 on, p * p is past 2^16: nothing left to mark */
+            for (uint32_t j = (p * p) / 2; j < (1u << 15); j += p)
+                composite[j] = 1;
         uint32_t inverse = p; /* right to 3 bits; each step doubles them */
         for (int k = 0; k < 4; k++)
             inverse *= 2 - p * inverse;
