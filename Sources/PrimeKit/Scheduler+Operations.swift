@@ -66,7 +66,7 @@ extension Scheduler {
             }
             guard accepted else { throw Self.shutDownError }
             // A worker parked meanwhile (before it could see this job): register it now, which wakes one.
-            if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { locked { _, _ in } }
+            if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { drainIntake() }
             return job
         }
         // The closure captures only the dependencies and the job.
