@@ -120,23 +120,19 @@ final class Scheduler: Sendable {
                     s.workers -= 1
                     return .exit
                 }
-                let taken = takeIntake(&s, &effects)
-                if !taken.isEmpty {
-                    s.slots[slot] = taken.map(\.job)
-                    s.slotPriorities[slot] = taken.map(\.priority.rawValue).min() ?? Int.max
-                    publishSlotPriorities(s)
-                    return .run(taken)
-                }
-                if let first = dispatch(&s, &effects, smallerThan: nil) {
+                var batch = takeIntake(&s, &effects)
+                if batch.isEmpty, let first = dispatch(&s, &effects, smallerThan: nil) {
                     // Small jobs (far less than a slice of work) are taken several at a time: one trip into the
                     // lock per batch instead of per job.
-                    var batch = [first]
+                    batch = [first]
                     if first.single, first.job.estimatedWork * Double(Self.batchLimit) <= Double(first.budget) {
                         while batch.count < Self.batchLimit,
                               let more = dispatch(&s, &effects, smallerThan: Double(first.budget) / Double(Self.batchLimit)) {
                             batch.append(more)
                         }
                     }
+                }
+                if !batch.isEmpty {
                     s.slots[slot] = batch.map(\.job)
                     s.slotPriorities[slot] = batch.map(\.priority.rawValue).min() ?? Int.max
                     publishSlotPriorities(s)
