@@ -88,3 +88,55 @@ enum CandidateText {
         return bits <= 64 ? 1 : bits <= 128 ? 2 : (bits / 64).rounded(.up)
     }
 }
+
+/// A job's candidate as it was submitted: decimal text, an integer that fits 64 bits, or both. An integer
+/// submitted as one is written out as text only when somebody reads it, and nothing parses it back.
+struct JobCandidate: Sendable {
+    /// The text as submitted; empty when the candidate was submitted as an integer.
+    let text: String
+    /// The value when it fits 64 bits.
+    let value: UInt64?
+
+    /// The candidate, decimal.
+    var decimal: String { text.isEmpty ? value.map { String($0) } ?? "" : text }
+
+    /// Its number of decimal digits.
+    var digits: Int { text.isEmpty ? value.map(CandidateText.decimalLength) ?? 0 : text.utf8.count }
+
+    /// A candidate read from text (a checkpoint's), not validated here.
+    init(text: String) {
+        self.text = text
+        self.value = text.utf8.count <= 20 ? UInt64(text) : nil
+    }
+
+    init(text: String, value: UInt64?) {
+        self.text = text
+        self.value = value
+    }
+}
+
+extension CandidateText {
+    /// The number of decimal digits of `value`.
+    static func decimalLength(_ value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    /// Checks a candidate submitted as an integer against the same rules as text (at least 2, at most `maxDigits`
+    /// digits).
+    static func validateCandidate(_ value: UInt64, maxDigits: Int) throws(PrimeKitError) {
+        if value < 2 {
+            throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(value) is below 2")
+        }
+        let count = decimalLength(value)
+        if count > maxDigits {
+            throw PrimeKitError(code: .candidateTooLarge,
+                                message: "candidate has \(count) digits, more than the limit \(maxDigits)")
+        }
+    }
+}

@@ -33,10 +33,15 @@ public enum Certainty: String, Sendable, Hashable, Codable {
 /// The answer of a `factor` job (PROTOCOL.md, "Results").
 public struct FactorResult: Sendable, Hashable, Codable {
     /// The candidate, decimal.
-    public let candidate: String
+    public var candidate: String {
+        if case .small(let answer) = storedFactors { return answer.candidate }
+        return storedCandidate
+    }
+    /// The candidate as given (empty for the kernel's answer below 2^32, which knows it).
+    private let storedCandidate: String
     /// Proven prime factors, ascending.
     ///
-    /// For a candidate below 2^32 the engine keeps the kernel's answer in machine words and writes the factors out
+    /// For a candidate below 2^32 the engine keeps only the candidate and finds the factors again (one kernel call)
     /// when this is read: most answers of small jobs are never read.
     public var factors: [PrimeFactor] {
         switch storedFactors {
@@ -44,7 +49,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
         case .small(let answer): answer.primeFactors()
         }
     }
-    /// The factors as given, or the kernel's answer for a candidate below 2^32.
+    /// The factors as given, or a candidate below 2^32 whose factors the kernel finds when they are read.
     enum Factors: Sendable {
         case list([PrimeFactor])
         case small(SmallAnswer)
@@ -69,7 +74,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
     /// Creates a result.
     public init(candidate: String, factors: [PrimeFactor], cofactor: String, cofactorStatus: CofactorStatus,
                 complete: Bool, isPrime: Bool?, certainty: Certainty) {
-        self.candidate = candidate
+        self.storedCandidate = candidate
         self.storedFactors = .list(factors)
         self.cofactor = cofactor
         self.cofactorStatus = cofactorStatus
@@ -79,13 +84,13 @@ public struct FactorResult: Sendable, Hashable, Codable {
     }
 
     /// The engine's result for 2 <= candidate < 2^32: complete, proven, the factors written out when read.
-    init(candidate: String, small answer: SmallAnswer, isPrime: Bool) {
-        self.candidate = candidate
+    init(small answer: SmallAnswer) {
+        self.storedCandidate = ""
         self.storedFactors = .small(answer)
         self.cofactor = "1"
         self.cofactorStatus = .one
         self.complete = true
-        self.isPrime = isPrime
+        self.isPrime = answer.isPrime
         self.certainty = .proven
     }
 
@@ -111,7 +116,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        candidate = try container.decode(String.self, forKey: .candidate)
+        storedCandidate = try container.decode(String.self, forKey: .candidate)
         storedFactors = .list(try container.decode([PrimeFactor].self, forKey: .factors))
         cofactor = try container.decode(String.self, forKey: .cofactor)
         cofactorStatus = try container.decode(CofactorStatus.self, forKey: .cofactorStatus)

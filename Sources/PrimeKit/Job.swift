@@ -5,36 +5,41 @@ import Synchronization
 /// Handles are `Sendable` and cheap to share. Callbacks (`onProgress`, `onSuccess`, `onFailure`) run on one of the
 /// engine's threads and should return quickly.
 public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertible {
+    // Fields are ordered so that the small ones share the words after the candidate: a million queued jobs are
+    // a million of these.
+
     /// The queue-unique id (`j1`, `j2`, …).
     public let id: JobID
-    /// What the job computes.
-    public let kind: JobKind
-    /// The candidate, decimal.
-    public let candidate: String
-    /// The shortest time between two progress snapshots.
-    public let progressInterval: Duration
+    let scheduler: Scheduler
     /// The job's share of a batch's work, proportional to its estimated kernel work.
     let estimatedWork: Double
-    /// How many pieces the job's divisor range was cut into (1 unless split).
-    let pieceCount: Int
+    /// The shortest time between two progress snapshots.
+    public let progressInterval: Duration
+    /// The candidate as submitted (an integer one is written out only when `candidate` is read).
+    let submitted: JobCandidate
+    /// What the job computes.
+    public let kind: JobKind
+    /// How many pieces the job's divisor range was cut into (1 unless split; at most 64).
+    let pieceCount: Int32
     /// Test hook: fail on the first slice with this error.
-    let injectedFailure: PrimeKitError?
-
-    let scheduler: Scheduler
+    let injectedFailure: InjectedFailure?
     let core: Mutex<JobCore>
 
-    init(id: JobID, kind: JobKind, candidate: String, progressInterval: Duration, estimatedWork: Double,
+    /// The candidate, decimal.
+    public var candidate: String { submitted.decimal }
+
+    init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList, injectedFailure: PrimeKitError? = nil,
          inIntake: Bool = false, scheduler: Scheduler) {
-        self.injectedFailure = injectedFailure
-        self.pieceCount = pieces.count
+        self.injectedFailure = injectedFailure.map(InjectedFailure.init)
+        self.pieceCount = Int32(pieces.count)
         self.id = id
         self.kind = kind
-        self.candidate = candidate
+        self.submitted = candidate
         self.progressInterval = progressInterval
         self.estimatedWork = estimatedWork
         self.scheduler = scheduler
-        self.core = Mutex(JobCore(priority: priority, pieces: pieces, inIntake: inIntake))
+        self.core = Mutex(JobCore(priority: priority, pieces: consume pieces, inIntake: inIntake))
     }
 
     public static func == (lhs: Job, rhs: Job) -> Bool { lhs === rhs }
@@ -242,5 +247,14 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
             return nil
         }
         if let outcome { observer.finished(self, outcome) }
+    }
+}
+
+/// A test hook's failure in a box: most jobs have none, and the box keeps that field to one word.
+final class InjectedFailure: Sendable {
+    let error: PrimeKitError
+
+    init(_ error: PrimeKitError) {
+        self.error = error
     }
 }

@@ -51,27 +51,27 @@ final class JobCoreExtras: @unchecked Sendable {
 }
 
 struct JobCore: Sendable {
+    // The one-byte fields come last, where they share the words after `outcome`.
+
+    var pieces: PieceList
+    var cancelRequest: CancellationReason?
+    var unmetDependencies = 0
+    /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
+    /// allocated on first use and keep every job's footprint small.
+    private var extras: JobCoreExtras?
+    var outcome: JobOutcome?
     var state: JobState = .pending
     var priority: JobPriority
-    var pieces: PieceList
-
     var pauseRequest: PauseOrigin?
     var pausedBy: PauseOrigin?
-    var cancelRequest: CancellationReason?
     var checkpointRequested = false
     var merging = false
     /// The job is in the scheduler's index of pending and paused jobs.
     var indexedAsWaiting = false
-    var outcome: JobOutcome?
     /// The end's callbacks are running: `result` waits for them (they run before its awaiters resume).
     var announcing = false
-    var unmetDependencies = 0
     /// Submitted through the scheduler's intake and not registered yet (state `pending` until then).
     var inIntake = false
-
-    /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
-    /// allocated on first use and keep every job's footprint small.
-    private var extras: JobCoreExtras?
 
     /// False while nobody has waited on, listened to or checkpointed the job (most small jobs): every field kept in
     /// the extras is then at its initial value, and ending the job has nobody to tell.

@@ -7,25 +7,34 @@ enum JobPlan {
     ///   - configuration: The queue's configuration (limits, split threshold).
     ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
     static func make(_ request: borrowing JobRequest, configuration: JobQueue.Configuration, workers: Int)
-        throws(PrimeKitError) -> (String, PieceList, Double)
+        throws(PrimeKitError) -> (JobCandidate, PieceList, Double)
     {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         if let checkpoint = request.checkpoint {
             return try restore(checkpoint, limits: limits)
         }
-        let candidate = request.candidate
-        let value = try CandidateText.validateCandidate(candidate, maxDigits: configuration.maxDigits)
+        let submitted: JobCandidate
+        if let integer = request.integerCandidate {
+            try CandidateText.validateCandidate(integer, maxDigits: configuration.maxDigits)
+            submitted = JobCandidate(text: "", value: integer)
+        } else {
+            let text = request.textCandidate
+            submitted = JobCandidate(text: text,
+                                     value: try CandidateText.validateCandidate(text, maxDigits: configuration.maxDigits))
+        }
+        let value = submitted.value
         try CandidateText.validateOption(request.from, name: "from")
         try CandidateText.validateOption(request.bound, name: "bound")
         let range = CandidateText.effectiveRange(value: value, from: request.from, bound: request.bound)
         let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
-        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: candidate.utf8.count)
+        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
         let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
 
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
         if request.allowsSplitting, pieceCount > 1, let range, divisors >= configuration.splitThreshold,
            divisors >= UInt64(pieceCount) {
+            let candidate = submitted.decimal
             let length = divisors / UInt64(pieceCount)
             var pieces: [PieceState] = []
             var low = range.lowerBound
@@ -38,17 +47,18 @@ enum JobPlan {
                 pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel))
                 low = high + 1
             }
-            return (candidate, PieceList(pieces), estimatedWork)
+            return (submitted, PieceList(pieces), estimatedWork)
         }
         let kernel = request.from == nil && request.bound == nil ? nil
-            : try KernelJob.create(candidate: candidate, from: request.from, bound: request.bound, limits: limits)
+            : try KernelJob.create(candidate: submitted.decimal, from: request.from, bound: request.bound,
+                                   limits: limits)
         let piece = PieceState(from: request.from, bound: request.bound, weight: 1, kernel: kernel)
-        return (candidate, PieceList(piece), estimatedWork)
+        return (submitted, PieceList(piece), estimatedWork)
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one.
     private static func restore(_ checkpoint: Checkpoint, limits: KernelLimits) throws(PrimeKitError)
-        -> (String, PieceList, Double)
+        -> (JobCandidate, PieceList, Double)
     {
         var pieces: [PieceState] = []
         var candidate: String?
@@ -78,6 +88,6 @@ enum JobPlan {
         for index in pieces.indices { pieces[index].weight = lengths[index] / total }
         let text = candidate ?? ""
         let work = max(1, total * CandidateText.unitsPerDivisor(digits: text.utf8.count))
-        return (text, PieceList(pieces), work)
+        return (JobCandidate(text: text), PieceList(pieces), work)
     }
 }

@@ -96,7 +96,7 @@ public final class JobQueue: Sendable {
         // The plan's parts go straight into the job.
         let (candidate, pieces, estimatedWork) = try JobPlan.make(request, configuration: configuration,
                                                                   workers: scheduler.maxConcurrentJobs)
-        return try scheduler.submit(request, candidate: candidate, pieces: pieces, estimatedWork: estimatedWork,
+        return try scheduler.submit(request, candidate: candidate, pieces: consume pieces, estimatedWork: estimatedWork,
                                     beforeRegistering: beforeRegistering)
     }
 

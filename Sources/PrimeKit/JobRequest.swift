@@ -9,7 +9,21 @@ public struct JobRequest: Sendable {
     /// What the job computes (for a restored job: the checkpoint's kind).
     public var kind: JobKind
     /// The candidate as decimal text (empty for a restored job until it is submitted).
-    public var candidate: String
+    public var candidate: String {
+        get { integerCandidate.map { String($0) } ?? textCandidate }
+        set {
+            textCandidate = newValue
+            integerCandidate = nil
+        }
+    }
+    /// The candidate as given: text, or an integer that fits 64 bits (written out only when `candidate` is read,
+    /// and never parsed back).
+    private(set) var textCandidate: String
+    private(set) var integerCandidate: UInt64?
+    /// The candidate's length in decimal digits (its text's length in bytes if that is not canonical).
+    var candidateDigits: Int {
+        integerCandidate.map(CandidateText.decimalLength) ?? textCandidate.utf8.count
+    }
     /// The first trial divisor, decimal; nil means 2.
     public var from: String?
     /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
@@ -27,6 +41,27 @@ public struct JobRequest: Sendable {
     /// Test hook: the job fails with this error on its first slice instead of running.
     var injectedFailure: PrimeKitError?
 
+    init(kind: JobKind, candidate: String, from: String?, bound: String?) {
+        self.kind = kind
+        self.textCandidate = candidate
+        self.integerCandidate = nil
+        self.from = from
+        self.bound = bound
+    }
+
+    init<T: BinaryInteger>(kind: JobKind, integer candidate: T, from: UInt64?, bound: UInt64?) {
+        self.kind = kind
+        if let value = UInt64(exactly: candidate) {
+            self.textCandidate = ""
+            self.integerCandidate = value
+        } else {
+            self.textCandidate = String(candidate)
+            self.integerCandidate = nil
+        }
+        self.from = from.map { String($0) }
+        self.bound = bound.map { String($0) }
+    }
+
     /// A factorization of `candidate`.
     /// - Parameters:
     ///   - candidate: A canonical decimal integer of at least 2.
@@ -40,8 +75,7 @@ public struct JobRequest: Sendable {
     public static func factor<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
         -> JobRequest
     {
-        JobRequest(kind: .factor, candidate: String(candidate), from: from.map { String($0) },
-                   bound: bound.map { String($0) })
+        JobRequest(kind: .factor, integer: candidate, from: from, bound: bound)
     }
 
     /// A primality answer for `candidate`, shaped like the original plugin's.
@@ -57,8 +91,7 @@ public struct JobRequest: Sendable {
     public static func isPrime<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
         -> JobRequest
     {
-        JobRequest(kind: .isPrime, candidate: String(candidate), from: from.map { String($0) },
-                   bound: bound.map { String($0) })
+        JobRequest(kind: .isPrime, integer: candidate, from: from, bound: bound)
     }
 
     /// A job that continues from a checkpoint (of a paused, cancelled or interrupted job, from any process).

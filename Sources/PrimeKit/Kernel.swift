@@ -256,41 +256,49 @@ final class KernelJob: @unchecked Sendable {
 /// The kernel's one-call answer for a candidate below 2^32 over the default range (`pk_small_factor`): no kernel
 /// job, no allocation in C. It is the answer a kernel job would give, so a tiny job takes this path instead of
 /// creating, stepping and reading a job — which costs more than the divisions themselves.
+///
+/// A result keeps only the candidate and whether it is prime (eight bytes, no references); the factors and
+/// divisors are found again, in one more call of at most a microsecond or two, when somebody reads them — most
+/// answers of small jobs never are, and writing them out costs about as much as finding them.
 struct SmallAnswer: Sendable {
-    private var raw = pk_small_answer()
+    /// The candidate.
+    let n: UInt32
+    /// True when the candidate is prime.
+    let isPrime: Bool
 
-    /// Nil unless `candidate` (canonical decimal, as every job's is) is below 2^32 and at least 2.
-    init?(candidate: String) {
-        guard candidate.utf8.count <= 10, let n = UInt32(candidate), n >= 2 else { return nil }
+    /// Factors `value`; nil unless 2 <= `value` < 2^32. `progress` receives the call's final progress.
+    init?(value: UInt64?, progress: inout KernelProgress) {
+        guard let value, value >= 2, let n = UInt32(exactly: value) else { return nil }
+        guard let raw = Self.factor(n) else { return nil }
+        self.n = n
+        self.isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
+        progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
+                                  divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),
+                                  factorsFound: raw.factor_count, done: true)
+    }
+
+    private static func factor(_ n: UInt32) -> pk_small_answer? {
+        var raw = pk_small_answer()
         raw.size = MemoryLayout<pk_small_answer>.size
-        guard pk_small_factor(n, &raw) == statusCode(PK_OK) else { return nil }
+        return pk_small_factor(n, &raw) == statusCode(PK_OK) ? raw : nil
     }
 
-    /// The final progress of a job that took this path.
-    var progress: KernelProgress {
-        KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor), divisorsTested: UInt64(raw.divisors_tested),
-                       workDone: UInt64(raw.divisors_tested), factorsFound: raw.factor_count, done: true)
-    }
+    /// The candidate, decimal.
+    var candidate: String { String(n) }
 
-    /// The answer for a job of `kind` on `candidate`: the factors (and an isPrime composite's divisors) are
-    /// written out from this answer when somebody reads them.
-    func result(kind: JobKind, candidate: String) -> JobResult {
-        let isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
-        let factorization = FactorResult(candidate: candidate, small: self, isPrime: isPrime)
+    /// The answer for a job of `kind`: the factors (and an isPrime composite's divisors) are written out from it
+    /// when somebody reads them.
+    func result(kind: JobKind) -> JobResult {
+        let factorization = FactorResult(small: self)
         switch kind {
-        case .factor:
-            return .factorization(factorization)
-        case .isPrime:
-            if isPrime {
-                return .primality(PrimalityResult(candidate: candidate, isPrime: true, divisorText: "",
-                                                  divisorCount: nil, factorization: factorization))
-            }
-            return .primality(PrimalityResult(candidate: candidate, divisorsOf: self, factorization: factorization))
+        case .factor: return .factorization(factorization)
+        case .isPrime: return .primality(PrimalityResult(small: self, factorization: factorization))
         }
     }
 
     /// Every prime factor with its exponent, ascending.
     func primeFactors() -> [PrimeFactor] {
+        guard let raw = Self.factor(n) else { return [] }
         var factors: [PrimeFactor] = []
         factors.reserveCapacity(raw.factor_count)
         withUnsafeBytes(of: raw.primes) { primes in
@@ -307,7 +315,8 @@ struct SmallAnswer: Sendable {
 
     /// Every divisor as the kernel's text ("1 2 3 6"); a number below 2^32 has at most 1,920 of them.
     func divisorText() -> String {
-        withUnsafePointer(to: raw) { answer in
+        guard let raw = Self.factor(n) else { return "" }
+        return withUnsafePointer(to: raw) { answer in
             var length = 0
             let small: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in

@@ -1,5 +1,7 @@
 /// One piece of a job's divisor range. A job has one piece unless it was split over several workers.
 struct PieceState: Sendable {
+    // The flags come last, where they share the words after `progress`.
+
     /// The piece's first divisor, or nil for the job's own (the kernel's default).
     var from: String?
     /// The piece's last divisor, or nil for the job's own.
@@ -8,18 +10,25 @@ struct PieceState: Sendable {
     var weight: Double
     /// The kernel job, created on first use.
     var kernel: KernelJob?
+    /// Matches the piece's one valid deque entry; older entries are stale and skipped.
+    var token: UInt64 = 0
+    /// The factors found so far by this piece.
+    var factors: [PrimeFactor] = []
+    /// The last progress read from the kernel.
+    var progress = KernelProgress()
     /// A worker is stepping the piece right now; nobody else may touch `kernel` (but interrupt it).
     var onWorker = false
     /// The piece has a valid entry in the ready deques.
     var queued = false
-    /// Matches the piece's one valid deque entry; older entries are stale and skipped.
-    var token: UInt64 = 0
     /// The piece's kernel job returned PK_DONE.
     var finished = false
-    /// The last progress read from the kernel.
-    var progress = KernelProgress()
-    /// The factors found so far by this piece.
-    var factors: [PrimeFactor] = []
+
+    init(from: String?, bound: String?, weight: Double, kernel: KernelJob?) {
+        self.from = from
+        self.bound = bound
+        self.weight = weight
+        self.kernel = kernel
+    }
 
     /// The next divisor to try: the kernel's once it has stepped, else where the piece starts.
     var nextDivisor: UInt64 {

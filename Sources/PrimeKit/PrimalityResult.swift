@@ -5,7 +5,14 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     public static let maxListedDivisors = 100_000
 
     /// The candidate, decimal.
-    public let candidate: String
+    public var candidate: String {
+        switch divisors {
+        case .small(let answer), .smallPrime(let answer): answer.candidate
+        default: storedCandidate
+        }
+    }
+    /// The candidate as given (empty for the kernel's answer below 2^32, which knows it).
+    private let storedCandidate: String
     /// True, false, or nil when the remainder above the bound could not be classified.
     public let isPrime: Bool?
     /// Always true for a finished job (the plugin's "the computation completed").
@@ -16,14 +23,15 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     /// incomplete or has more than ``maxListedDivisors`` divisors.
     ///
     /// The engine keeps the kernel's text ("1 2 3 6") and splits it when this is read; for a candidate below 2^32 it
-    /// keeps only the factorization and lists the divisors when this is read: most small jobs' answers are never
-    /// read, and a list costs far more to build than the answer itself.
+    /// keeps only the candidate and lists the divisors (one kernel call) when this is read: most small jobs'
+    /// answers are never read, and a list costs far more to build than the answer itself.
     public var factors: [String]? {
         switch divisors {
         case nil: nil
         case .list(let list): list
         case .text(let text): Self.split(text)
         case .small(let answer): Self.split(answer.divisorText())
+        case .smallPrime: []
         }
     }
     /// The number of divisors when `factors` is nil because there are too many (nil when unknown).
@@ -37,13 +45,15 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
         case text(String)
         /// A composite below 2^32: the divisors follow from its factorization.
         case small(SmallAnswer)
+        /// A prime below 2^32 (no divisors listed).
+        case smallPrime(SmallAnswer)
     }
     private let divisors: Divisors?
 
     /// Creates a result.
     public init(candidate: String, isPrime: Bool?, complete: Bool = true, progress: Double = 100,
                 factors: [String]?, divisorCount: Int?, factorization: FactorResult? = nil) {
-        self.candidate = candidate
+        self.storedCandidate = candidate
         self.isPrime = isPrime
         self.complete = complete
         self.progress = progress
@@ -54,7 +64,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
 
     /// The engine's result: the divisors as the kernel's text, split on first read.
     init(candidate: String, isPrime: Bool?, divisorText: String?, divisorCount: Int?, factorization: FactorResult?) {
-        self.candidate = candidate
+        self.storedCandidate = candidate
         self.isPrime = isPrime
         self.complete = true
         self.progress = 100
@@ -63,13 +73,13 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
         self.factorization = factorization
     }
 
-    /// The engine's result for a composite below 2^32: the divisors are listed from `answer` when read.
-    init(candidate: String, divisorsOf answer: SmallAnswer, factorization: FactorResult) {
-        self.candidate = candidate
-        self.isPrime = false
+    /// The engine's result below 2^32: a composite's divisors are listed from `answer` when read.
+    init(small answer: SmallAnswer, factorization: FactorResult) {
+        self.storedCandidate = ""
+        self.isPrime = answer.isPrime
         self.complete = true
         self.progress = 100
-        self.divisors = .small(answer)
+        self.divisors = answer.isPrime ? .smallPrime(answer) : .small(answer)
         self.divisorCount = nil
         self.factorization = factorization
     }
@@ -112,7 +122,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        candidate = try container.decode(String.self, forKey: .candidate)
+        storedCandidate = try container.decode(String.self, forKey: .candidate)
         isPrime = try container.decodeIfPresent(Bool.self, forKey: .isPrime)
         complete = try container.decode(Bool.self, forKey: .complete)
         progress = try container.decode(Double.self, forKey: .progress)

@@ -26,7 +26,7 @@ extension Scheduler {
                     let (candidate, pieces, work) = try JobPlan.make(requests[index], configuration: configuration,
                                                                      workers: workers)
                     jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
-                                        pieces: pieces, estimatedWork: work, inIntake: false))
+                                        pieces: consume pieces, estimatedWork: work, inIntake: false))
                 }
             }
         } catch {
@@ -45,7 +45,7 @@ extension Scheduler {
 
     /// One job: the same as `submit(contentsOf: [request])[0]` without the arrays (the one-at-a-time hot path);
     /// `candidate`, `pieces` and `estimatedWork` are the request's plan (``JobPlan/make(_:configuration:workers:)``).
-    func submit(_ request: borrowing JobRequest, candidate: String, pieces: consuming PieceList, estimatedWork: Double,
+    func submit(_ request: borrowing JobRequest, candidate: JobCandidate, pieces: consuming PieceList, estimatedWork: Double,
                 beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
     {
         let dependencies = request.dependencies
@@ -55,7 +55,7 @@ extension Scheduler {
         let viaIntake = dependencies.isEmpty && parkedWorkers.load(ordering: .relaxed) == 0
             && request.priority.rawValue <= lowestRunningPriority.load(ordering: .relaxed)
         let job = makeJob(request, id: nextJobID.add(1, ordering: .relaxed).newValue, candidate: candidate,
-                          pieces: pieces, estimatedWork: estimatedWork, inIntake: viaIntake)
+                          pieces: consume pieces, estimatedWork: estimatedWork, inIntake: viaIntake)
         beforeRegistering(job)
         if viaIntake {
             let accepted = intake.withLock(anchoredTo: intakeAnchor) { intake -> Bool in
@@ -96,10 +96,10 @@ extension Scheduler {
     }
 
     @inline(__always)
-    func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: String, pieces: consuming PieceList,
+    func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: JobCandidate, pieces: consuming PieceList,
                  estimatedWork: Double, inIntake: Bool) -> Job {
         Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
-            estimatedWork: estimatedWork, priority: request.priority, pieces: pieces,
+            estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces,
             injectedFailure: request.injectedFailure, inIntake: inIntake, scheduler: self)
     }
 

@@ -179,15 +179,16 @@ final class Scheduler: Sendable {
     /// Runs one slice of one piece, outside every lock.
     func runSlice(_ assignment: Assignment) -> SliceReport {
         let job = assignment.job
-        if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure) }
+        if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure.error) }
         let kernel: KernelJob
+        var smallProgress = KernelProgress()
         if let existing = assignment.kernel {
             kernel = existing
         } else if assignment.single, assignment.from == nil, assignment.bound == nil,
-                  let small = SmallAnswer(candidate: job.candidate) {
+                  let small = SmallAnswer(value: job.submitted.value, progress: &smallProgress) {
             // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
-            return .finished(job, piece: assignment.piece, small.progress, factors: nil,
-                             result: .success(small.result(kind: job.kind, candidate: job.candidate)))
+            return .finished(job, piece: assignment.piece, smallProgress, factors: nil,
+                             result: .success(small.result(kind: job.kind)))
         } else {
             do {
                 kernel = try KernelJob.create(candidate: job.candidate, from: assignment.from,

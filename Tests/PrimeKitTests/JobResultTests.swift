@@ -66,9 +66,24 @@ import Testing
             }
             let fast = try queue.submit(contentsOf: candidates.map { request($0) })
             let kernel = try queue.submit(contentsOf: candidates.map { request($0, from: "2") })
+            // Submitted as integers: never written out as text unless read.
+            let integers = try queue.submit(contentsOf: candidates.map { kind == .factor ? .factor($0) : .isPrime($0) })
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
             for (index, candidate) in candidates.enumerated() {
                 let (a, b) = (try await fast[index].result, try await kernel[index].result)
                 #expect(a == b, "\(kind) \(candidate): \(a) vs \(b)")
+                let c = try await integers[index].result
+                #expect(c == b && c.candidate == String(candidate) && integers[index].candidate == String(candidate))
+                #expect(c.factorization?.factors == b.factorization?.factors && c.primality?.factors == b.primality?.factors)
+                switch (b, c) {
+                case (.primality(let x), .primality(let y)):
+                    #expect(try encoder.encode(x) == encoder.encode(y), "\(candidate)")
+                case (.factorization(let x), .factorization(let y)):
+                    #expect(try encoder.encode(x) == encoder.encode(y), "\(candidate)")
+                default:
+                    Issue.record("\(candidate): different kinds of answer")
+                }
                 let (p, q) = (fast[index].progress, kernel[index].progress)
                 #expect(p.percent == 100 && q.percent == 100 && p.factors == q.factors, "\(candidate)")
             }
@@ -93,6 +108,36 @@ import Testing
         #expect { try queue.submit(.isPrime(-7)) } throws: { error in
             (error as? PrimeKitError)?.code == .invalidCandidate
         }
+    }
+
+    /// A candidate given as an integer meets the same rules as one given as text, and setting `candidate` replaces
+    /// it.
+    @Test func integerCandidatesMeetTheSameRules() async throws {
+        var configuration = JobQueue.Configuration()
+        configuration.maxDigits = 5
+        let queue = JobQueue(configuration: configuration)
+        for request in [JobRequest.isPrime(123_456 as UInt64), .isPrime("123456"), .factor(Int64(100_000))] {
+            #expect { try queue.submit(request) } throws: { error in
+                (error as? PrimeKitError)?.code == .candidateTooLarge
+            }
+        }
+        for request in [JobRequest.factor(UInt8(1)), .isPrime(0 as UInt64), .factor("1")] {
+            #expect { try queue.submit(request) } throws: { error in
+                (error as? PrimeKitError)?.code == .candidateOutOfRange
+            }
+        }
+        var request = JobRequest.isPrime(97 as UInt64)
+        #expect(request.candidate == "97")
+        request.candidate = "91"
+        let job = try queue.submit(request)
+        #expect(job.candidate == "91")
+        #expect(try await job.result.primality?.factors == ["1", "7", "13", "91"])
+        // Beyond 64 bits an integer is kept as text.
+        let wideQueue = JobQueue.testing(workers: 1)
+        let wide = try wideQueue.submit(.factor(UInt128(1) << 70, bound: 1_000))
+        #expect(wide.candidate == "1180591620717411303424")
+        #expect(try await wide.result.factorization?.factors == [PrimeFactor(prime: "2", exponent: 70)])
+        #expect(try await queue.submit(.factor(99_991 as UInt32)).result.isPrime == true)
     }
 
     @Test func invalidOptionsAreRejectedAtSubmission() {
