@@ -13,7 +13,7 @@ struct Effects: Sendable {
 
     mutating func tap(_ tap: QueueTap, finished job: Job, _ outcome: JobOutcome) {
         self.tap = tap
-        finished.append(QueueTap.Ending(jobID: job.id, kind: job.kind, candidate: job.candidate, outcome: outcome))
+        finished.append(QueueTap.Ending(jobID: job.id, kind: job.kind, candidate: job.submitted, outcome: outcome))
     }
 
     mutating func tap(_ tap: QueueTap, progress snapshot: JobProgress) {
@@ -36,7 +36,7 @@ final class QueueTap: Sendable {
     struct Ending: Sendable {
         let jobID: JobID
         let kind: JobKind
-        let candidate: String
+        let candidate: JobCandidate
         let outcome: JobOutcome
     }
 

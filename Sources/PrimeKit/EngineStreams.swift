@@ -70,9 +70,22 @@ public struct JobCompletion: Sendable {
     /// What it computed.
     public let kind: JobKind
     /// The candidate, decimal.
-    public let candidate: String
+    public var candidate: String { submitted.decimal }
+    /// The candidate as the job has it (an integer is written out when `candidate` is read).
+    let submitted: JobCandidate
     /// How it ended.
     public let outcome: Outcome
+
+    init(jobID: JobID, kind: JobKind, candidate: JobCandidate, outcome: Outcome) {
+        self.jobID = jobID
+        self.kind = kind
+        self.submitted = candidate
+        self.outcome = outcome
+    }
+
+    init(jobID: JobID, kind: JobKind, candidate: String, outcome: Outcome) {
+        self.init(jobID: jobID, kind: kind, candidate: JobCandidate(text: candidate, value: nil), outcome: outcome)
+    }
 
     /// The state it ended in.
     public var state: JobState {
