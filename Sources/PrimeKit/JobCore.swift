@@ -9,7 +9,8 @@ enum PauseOrigin: Sendable {
 /// How a finished job ended.
 enum JobOutcome: Sendable {
     case success(JobResult)
-    case failure(PrimeKitError)
+    /// Boxed: the error is three words, and every job keeps room for its outcome.
+    indirect case failure(PrimeKitError)
     case cancelled(CancellationReason)
 }
 

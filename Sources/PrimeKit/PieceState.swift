@@ -2,10 +2,8 @@
 struct PieceState: Sendable {
     // The flags come last, where they share the words after `progress`.
 
-    /// The piece's first divisor, or nil for the job's own (the kernel's default).
-    var from: String?
-    /// The piece's last divisor, or nil for the job's own.
-    var bound: String?
+    /// The piece's own divisor range, if it has one.
+    let range: PieceRange?
     /// The piece's share of the job's work; the shares add up to 1.
     var weight: Double
     /// The kernel job, created on first use.
@@ -23,9 +21,13 @@ struct PieceState: Sendable {
     /// The piece's kernel job returned PK_DONE.
     var finished = false
 
+    /// The piece's first divisor, or nil for the job's own (the kernel's default).
+    var from: String? { range?.from }
+    /// The piece's last divisor, or nil for the job's own.
+    var bound: String? { range?.bound }
+
     init(from: String?, bound: String?, weight: Double, kernel: KernelJob?) {
-        self.from = from
-        self.bound = bound
+        self.range = from == nil && bound == nil ? nil : PieceRange(from: from, bound: bound)
         self.weight = weight
         self.kernel = kernel
     }
@@ -79,5 +81,19 @@ struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
     mutating func update<R>(_ position: Int, _ body: (inout PieceState) throws -> R) rethrows -> R {
         if position == 0 { return try body(&head) }
         return try body(&tail[position - 1])
+    }
+}
+
+/// A piece's own divisor range — a split job's piece, or a job given `from` or `bound` — in a box: most jobs have
+/// none, and the box keeps it to one word of every piece (and one reference in each copy of it).
+final class PieceRange: Sendable {
+    /// The first divisor, or nil for the job's own (the kernel's default).
+    let from: String?
+    /// The last divisor, or nil for the job's own.
+    let bound: String?
+
+    init(from: String?, bound: String?) {
+        self.from = from
+        self.bound = bound
     }
 }

@@ -46,7 +46,7 @@ extension Scheduler {
             let single = core.pieces.count == 1, priority = core.priority
             return core.pieces.update(entry.piece) { piece in  // read in place: no copy of the whole piece
                 Assignment(
-                    job: entry.job, piece: entry.piece, kernel: piece.kernel, from: piece.from, bound: piece.bound,
+                    job: entry.job, piece: entry.piece, kernel: piece.kernel, range: piece.range,
                     workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
                     single: single, priority: priority)
             }

@@ -70,7 +70,7 @@ extension Scheduler {
                 return core.pieces.update(0) { piece in
                     piece.onWorker = true
                     return Assignment(
-                        job: job, piece: 0, kernel: piece.kernel, from: piece.from, bound: piece.bound,
+                        job: job, piece: 0, kernel: piece.kernel, range: piece.range,
                         workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
                         single: true, priority: core.priority)
                 }

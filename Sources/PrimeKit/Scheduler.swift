@@ -184,7 +184,7 @@ final class Scheduler: Sendable {
         var smallProgress = KernelProgress()
         if let existing = assignment.kernel {
             kernel = existing
-        } else if assignment.single, assignment.from == nil, assignment.bound == nil,
+        } else if assignment.single, assignment.range == nil,
                   let small = SmallAnswer(value: job.submitted.value, progress: &smallProgress) {
             // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
             return .finished(job, piece: assignment.piece, smallProgress, factors: nil,

@@ -21,13 +21,15 @@ struct Assignment: Sendable {
     let job: Job
     let piece: Int
     let kernel: KernelJob?
-    let from: String?
-    let bound: String?
+    let range: PieceRange?
     let workBefore: UInt64
     let factorsKnown: Int
     let budget: UInt64
     let single: Bool
     let priority: JobPriority
+
+    var from: String? { range?.from }
+    var bound: String? { range?.bound }
 }
 
 /// What a worker brings back into the lock after a slice.
