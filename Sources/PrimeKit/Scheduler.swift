@@ -87,7 +87,7 @@ final class Scheduler: Sendable {
     }
 
     /// The most small jobs a worker takes per trip into the lock.
-    static let batchLimit = 64
+    static let batchLimit = 256
 
     func runWorker(_ parker: Parker, slot: Int) {
         var reports: [SliceReport] = []
