@@ -14,56 +14,55 @@ extension Scheduler {
     {
         guard s.dispatchAllowed else { return nil }
         let aging = UInt64(max(1, configuration.agingSlices))
-        var bestLevel = -1
-        var bestScore: UInt64 = 0
-        for level in stride(from: s.levels.count - 1, through: 0, by: -1) {
-            while let head = s.levels[level].first, !isDispatchable(head) {
-                s.levels[level].removeFirst()
-                s.queuedEntries -= 1
+        while true {
+            // Scored on the deques alone; only the winner's job is locked, once, to check the entry and take it.
+            var bestLevel = -1
+            var bestScore: UInt64 = 0
+            for level in stride(from: s.levels.count - 1, through: 0, by: -1) {
+                guard let head = s.levels[level].first else { continue }
+                let score = UInt64(level) * aging + (s.clock - head.enqueuedAt)
+                if bestLevel < 0 || score > bestScore {
+                    bestLevel = level
+                    bestScore = score
+                }
             }
-            guard let head = s.levels[level].first else { continue }
-            let score = UInt64(level) * aging + (s.clock - head.enqueuedAt)
-            if bestLevel < 0 || score > bestScore {
-                bestLevel = level
-                bestScore = score
+            guard bestLevel >= 0 else { return nil }
+            let entry = s.levels[bestLevel].first!
+            if let limit, entry.job.estimatedWork >= limit || entry.job.pieceCount > 1 { return nil }
+            let budget = s.budget
+            let taken: Assignment? = entry.job.core.withLock(anchoredTo: entry.job) { core in
+                guard isDispatchable(entry, &core) else { return nil }
+                core.pieces.update(entry.piece) {
+                    $0.queued = false
+                    $0.onWorker = true
+                }
+                if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
+                let single = core.pieces.count == 1, priority = core.priority
+                return core.pieces.update(entry.piece) { piece in  // read in place: no copy of the whole piece
+                    Assignment(
+                        job: entry.job, piece: entry.piece, kernel: piece.kernel, range: piece.range,
+                        workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
+                        single: single, priority: priority)
+                }
             }
-        }
-        guard bestLevel >= 0 else { return nil }
-        if let limit, let head = s.levels[bestLevel].first, head.job.estimatedWork >= limit || head.job.pieceCount > 1 {
-            return nil
-        }
-        let entry = s.levels[bestLevel].removeFirst()
-        s.queuedEntries -= 1
-        queuedHint.store(s.queuedEntries, ordering: .relaxed)
-        s.clock += 1
-        let budget = s.budget
-        return entry.job.core.withLock(anchoredTo: entry.job) { core in
-            core.pieces.update(entry.piece) {
-                $0.queued = false
-                $0.onWorker = true
-            }
-            if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
-            let single = core.pieces.count == 1, priority = core.priority
-            return core.pieces.update(entry.piece) { piece in  // read in place: no copy of the whole piece
-                Assignment(
-                    job: entry.job, piece: entry.piece, kernel: piece.kernel, range: piece.range,
-                    workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
-                    single: single, priority: priority)
-            }
+            s.levels[bestLevel].removeFirst()
+            s.queuedEntries -= 1
+            queuedHint.store(s.queuedEntries, ordering: .relaxed)
+            guard let taken else { continue }  // a stale or held entry: dropped, look again
+            s.clock += 1
+            return taken
         }
     }
 
-    /// Whether a deque entry may run now. An entry of a job waiting to come to rest (pause, cancel, checkpoint) is
-    /// held: dropped from the deque and re-queued when the job settles.
-    func isDispatchable(_ entry: ReadyEntry) -> Bool {
-        entry.job.core.withLock(anchoredTo: entry.job) { core in
-            guard core.pieces.read(entry.piece, { $0.queued && $0.token == entry.token }) else { return false }
-            if core.holdRequested || !(core.state == .ready || core.state == .running) {
-                core.pieces.update(entry.piece) { $0.queued = false }
-                return false
-            }
-            return true
+    /// Whether a deque entry may run now (its job's lock is held). An entry of a job waiting to come to rest (pause,
+    /// cancel, checkpoint) is held: dropped from the deque and re-queued when the job settles.
+    func isDispatchable(_ entry: ReadyEntry, _ core: inout JobCore) -> Bool {
+        guard core.pieces.read(entry.piece, { $0.queued && $0.token == entry.token }) else { return false }
+        if core.holdRequested || !(core.state == .ready || core.state == .running) {
+            core.pieces.update(entry.piece) { $0.queued = false }
+            return false
         }
+        return true
     }
 
     /// Puts a piece in its priority's deque: at the back (new work) or the front (a job continuing between slices).
