@@ -41,6 +41,7 @@ public struct JobRequest: Sendable {
     /// Test hook: the job fails with this error on its first slice instead of running.
     var injectedFailure: PrimeKitError?
 
+    @usableFromInline
     init(kind: JobKind, candidate: String, from: String?, bound: String?) {
         self.kind = kind
         self.textCandidate = candidate
@@ -49,17 +50,25 @@ public struct JobRequest: Sendable {
         self.bound = bound
     }
 
-    init<T: BinaryInteger>(kind: JobKind, integer candidate: T, from: UInt64?, bound: UInt64?) {
+    /// A request for an integer that fits 64 bits: kept as the integer.
+    @usableFromInline
+    init(kind: JobKind, integer value: UInt64, from: UInt64?, bound: UInt64?) {
         self.kind = kind
-        if let value = UInt64(exactly: candidate) {
-            self.textCandidate = ""
-            self.integerCandidate = value
-        } else {
-            self.textCandidate = String(candidate)
-            self.integerCandidate = nil
-        }
+        self.textCandidate = ""
+        self.integerCandidate = value
         self.from = from.map { String($0) }
         self.bound = bound.map { String($0) }
+    }
+
+    /// A request for any integer: kept as the integer when it fits 64 bits (the check is specialised for the
+    /// caller's type, which is why the factories below are inlinable), else as its text.
+    @inlinable
+    static func make<T: BinaryInteger>(_ kind: JobKind, _ candidate: T, from: UInt64?, bound: UInt64?) -> JobRequest {
+        if let value = UInt64(exactly: candidate) {
+            return JobRequest(kind: kind, integer: value, from: from, bound: bound)
+        }
+        return JobRequest(kind: kind, candidate: String(candidate), from: from.map { String($0) },
+                          bound: bound.map { String($0) })
     }
 
     /// A factorization of `candidate`.
@@ -72,10 +81,11 @@ public struct JobRequest: Sendable {
     }
 
     /// A factorization of an integer candidate.
+    @inlinable
     public static func factor<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
         -> JobRequest
     {
-        JobRequest(kind: .factor, integer: candidate, from: from, bound: bound)
+        make(.factor, candidate, from: from, bound: bound)
     }
 
     /// A primality answer for `candidate`, shaped like the original plugin's.
@@ -88,10 +98,11 @@ public struct JobRequest: Sendable {
     }
 
     /// A primality answer for an integer candidate.
+    @inlinable
     public static func isPrime<T: BinaryInteger>(_ candidate: T, from: UInt64? = nil, bound: UInt64? = nil)
         -> JobRequest
     {
-        JobRequest(kind: .isPrime, integer: candidate, from: from, bound: bound)
+        make(.isPrime, candidate, from: from, bound: bound)
     }
 
     /// A job that continues from a checkpoint (of a paused, cancelled or interrupted job, from any process).
