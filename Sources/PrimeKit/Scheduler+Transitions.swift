@@ -34,11 +34,9 @@ extension Scheduler {
                     $0.onWorker = false
                     $0.finished = true
                     $0.progress = progress
+                    // A finished job's listed factors come with the report, read on the worker; a small job's stay in
+                    // its answer until read (`JobCore.measure` looks there).
                     if let factors { $0.factors = factors }
-                    // A small job's factors stay in its answer until read (`JobCore.measure` looks there).
-                    if case .success(let answer) = result, let found = answer.factorization?.listedFactors {
-                        $0.factors = found
-                    }
                 }
                 if let result {
                     return finish(job, &core, outcome: JobOutcome(result), &s, &effects)

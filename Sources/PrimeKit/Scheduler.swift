@@ -227,7 +227,8 @@ final class Scheduler: Sendable {
             job.core.withLock(anchoredTo: job) { core in
                 core.pieces.update(assignment.piece) { if $0.kernel === kernel { $0.kernel = nil } }
             }
-            return .finished(job, piece: assignment.piece, progress, factors: nil, result: result)
+            let listed = (try? result.get())?.factorization?.listedFactors
+            return .finished(job, piece: assignment.piece, progress, factors: listed, result: result)
         }
         if progress.factorsFound > assignment.factorsKnown {
             factors = try? kernel.factors(count: progress.factorsFound)
