@@ -129,8 +129,8 @@ def test_client_process_killed(tmp_path: Path, seed: int) -> None:
     # The orphaned server is now this process's child: wait for it with a deadline (pidfd), then reap it.
     pidfd = os.pidfd_open(server_pid)
     try:
-        ready, _, _ = select.select([pidfd], [], [], deadline.left())
-        assert ready, "the server did not exit after its client was killed"
+        exited, _, _ = select.select([pidfd], [], [], deadline.left())
+        assert exited, "the server did not exit after its client was killed"
     finally:
         os.close(pidfd)
     _, raw = os.waitpid(server_pid, 0)
