@@ -345,22 +345,46 @@ let m127Check: @Sendable (JobResult) -> Bool = { $0.factorization?.factors.isEmp
 // MARK: - Run
 
 if let only = options.only {
-    let duration: Duration
+    let (duration, cpu): (Duration, Double) = withCPU(options.jobs) { () -> Duration in
     switch only {
-    case "queue": duration = jobQueueOneByOne(options.jobs)
-    case "batch": duration = jobQueueBatched(options.jobs).total
-    case "submit": duration = batchSubmitOnly(options.jobs)
-    case "submit1": duration = oneByOneSubmitOnly(options.jobs)
-    case "drain": duration = drainOnly(options.jobs)
-    case "operations": duration = operationQueue(options.jobs)
-    case "split1": duration = bigJob(m127, workers: 1, check: m127Check)
-    case "split2": duration = bigJob(m127, workers: 2, check: m127Check)
+    case "queue": return jobQueueOneByOne(options.jobs)
+    case "batch": return jobQueueBatched(options.jobs).total
+    case "submit": return batchSubmitOnly(options.jobs)
+    case "submit1": return oneByOneSubmitOnly(options.jobs)
+    case "drain": return drainOnly(options.jobs)
+    case "operations": return operationQueue(options.jobs)
+    case "split1": return bigJob(m127, workers: 1, check: m127Check)
+    case "split2": return bigJob(m127, workers: 2, check: m127Check)
     case "direct":
-        duration = ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }
+        return ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }
     default: fatalError("unknown part \(only)")
     }
-    print("\(only): \(format(rate(options.jobs, duration), "jobs/s"))")
+    }
+    // The last line is read by `isolated(_:)`: jobs per second and the process's CPU µs per job.
+    print("\(only): \(format(rate(options.jobs, duration), "jobs/s")), CPU \(String(format: "%.2f", cpu)) µs/job")
+    print("result \(rate(options.jobs, duration)) \(cpu)")
     exit(0)
+}
+
+/// Runs one part in a fresh process of its own (this program with `--only`): its jobs per second and CPU µs per job
+/// (process CPU time around the part). Foundation's `OperationQueue` slows down run after run within one process
+/// (315, 169, 142 k jobs/s in three runs at 16:36 UTC; 210–285 k in fresh processes), so each run of either side
+/// starts from a fresh process.
+func isolated(_ part: String) -> (rate: Double, cpu: Double) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+    process.arguments = ["--only", part, "--jobs", String(options.jobs), "--kind", options.kind.rawValue]
+    let output = Pipe()
+    process.standardOutput = output
+    do { try process.run() } catch { fatalError("cannot start \(part): \(error)") }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last { $0.hasPrefix("result ") }
+    guard process.terminationStatus == 0, let fields = last?.split(separator: " "), fields.count == 3,
+          let rate = Double(fields[1]), let cpu = Double(fields[2]) else {
+        fatalError("\(part) failed (status \(process.terminationStatus))")
+    }
+    return (rate, cpu)
 }
 
 let startLoad = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
@@ -378,10 +402,8 @@ var submitRates: [Double] = []
 var queueCPU: [Double] = []
 var operationCPU: [Double] = []
 for run in 1...options.runs {
-    let (oursDuration, oursCPU) = withCPU(options.jobs) { jobQueueOneByOne(options.jobs) }
-    let (theirsDuration, theirsCPU) = withCPU(options.jobs) { operationQueue(options.jobs) }
-    let ours = rate(options.jobs, oursDuration)
-    let theirs = rate(options.jobs, theirsDuration)
+    let (ours, oursCPU) = isolated("queue")
+    let (theirs, theirsCPU) = isolated("operations")
     queueCPU.append(oursCPU)
     operationCPU.append(theirsCPU)
     let batched = jobQueueBatched(options.jobs)
