@@ -36,14 +36,24 @@ enum CandidateText {
         if count == 0 {
             throw PrimeKitError(code: .invalidCandidate, message: "candidate \"\" is not a canonical decimal integer")
         }
-        if count > maxDigits {
+        try checkSize(value: value, digits: count, maxDigits: maxDigits)
+        return value
+    }
+
+    /// Checks a candidate submitted as an integer against the same rules as text.
+    static func validateCandidate(_ value: UInt64, maxDigits: Int) throws(PrimeKitError) {
+        try checkSize(value: value, digits: decimalLength(value), maxDigits: maxDigits)
+    }
+
+    /// At most `maxDigits` digits, and at least 2 (`value` is nil above 64 bits).
+    private static func checkSize(value: UInt64?, digits: Int, maxDigits: Int) throws(PrimeKitError) {
+        if digits > maxDigits {
             throw PrimeKitError(code: .candidateTooLarge,
-                                message: "candidate has \(count) digits, more than the limit \(maxDigits)")
+                                message: "candidate has \(digits) digits, more than the limit \(maxDigits)")
         }
         if let value, value < 2 {
             throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(value) is below 2")
         }
-        return value
     }
 
     /// Validates a `from` or `bound` option.
@@ -125,18 +135,5 @@ extension CandidateText {
             digits += 1
         }
         return digits
-    }
-
-    /// Checks a candidate submitted as an integer against the same rules as text (at least 2, at most `maxDigits`
-    /// digits).
-    static func validateCandidate(_ value: UInt64, maxDigits: Int) throws(PrimeKitError) {
-        if value < 2 {
-            throw PrimeKitError(code: .candidateOutOfRange, message: "candidate \(value) is below 2")
-        }
-        let count = decimalLength(value)
-        if count > maxDigits {
-            throw PrimeKitError(code: .candidateTooLarge,
-                                message: "candidate has \(count) digits, more than the limit \(maxDigits)")
-        }
     }
 }
