@@ -7,7 +7,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     /// The candidate, decimal.
     public var candidate: String {
         switch divisors {
-        case .small(let answer), .smallPrime(let answer): answer.candidate
+        case .small(let answer): answer.candidate
         default: storedCandidate
         }
     }
@@ -30,8 +30,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
         case nil: nil
         case .list(let list): list
         case .text(let text): Self.split(text)
-        case .small(let answer): Self.split(answer.divisorText())
-        case .smallPrime: []
+        case .small(let answer): answer.isPrime ? [] : Self.split(answer.divisorText())
         }
     }
     /// The number of divisors when `factors` is nil because there are too many (nil when unknown).
@@ -43,10 +42,8 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     enum Divisors: Sendable {
         case list([String])
         case text(String)
-        /// A composite below 2^32: the divisors follow from its factorization.
+        /// A candidate below 2^32: a composite's divisors follow from its factorization, a prime lists none.
         case small(SmallAnswer)
-        /// A prime below 2^32 (no divisors listed).
-        case smallPrime(SmallAnswer)
     }
     private let divisors: Divisors?
 
@@ -79,7 +76,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
         self.isPrime = answer.isPrime
         self.complete = true
         self.progress = 100
-        self.divisors = answer.isPrime ? .smallPrime(answer) : .small(answer)
+        self.divisors = .small(answer)
         self.divisorCount = nil
         self.factorization = factorization
     }
