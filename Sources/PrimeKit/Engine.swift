@@ -211,7 +211,7 @@ public final class Engine: Sendable {
         /// Checks a request against the digit limit; true when it asked for the default progress interval and
         /// must get the engine's instead.
         func needsInterval(_ request: JobRequest) throws(PrimeKitError) -> Bool {
-            let digits = request.candidateDigits
+            let digits = request.submitted.digits
             if request.checkpoint == nil, digits > maxDigits {
                 throw PrimeKitError(code: .candidateTooLarge,
                                     message: "the candidate has \(digits) digits, over \(maxDigits)")

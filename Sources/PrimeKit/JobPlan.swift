@@ -13,12 +13,11 @@ enum JobPlan {
         if let checkpoint = request.checkpoint {
             return try restore(checkpoint, limits: limits)
         }
-        let submitted: JobCandidate
-        if let integer = request.integerCandidate {
+        var submitted = request.submitted
+        if submitted.text.isEmpty, let integer = submitted.value {
             try CandidateText.validateCandidate(integer, maxDigits: configuration.maxDigits)
-            submitted = JobCandidate(text: "", value: integer)
         } else {
-            let text = request.textCandidate
+            let text = submitted.text
             submitted = JobCandidate(text: text,
                                      value: try CandidateText.validateCandidate(text, maxDigits: configuration.maxDigits))
         }

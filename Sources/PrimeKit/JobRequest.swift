@@ -10,20 +10,12 @@ public struct JobRequest: Sendable {
     public var kind: JobKind
     /// The candidate as decimal text (empty for a restored job until it is submitted).
     public var candidate: String {
-        get { integerCandidate.map { String($0) } ?? textCandidate }
-        set {
-            textCandidate = newValue
-            integerCandidate = nil
-        }
+        get { submitted.decimal }
+        set { submitted = JobCandidate(text: newValue, value: nil) }
     }
-    /// The candidate as given: text, or an integer that fits 64 bits (written out only when `candidate` is read,
-    /// and never parsed back).
-    private(set) var textCandidate: String
-    private(set) var integerCandidate: UInt64?
-    /// The candidate's length in decimal digits (its text's length in bytes if that is not canonical).
-    var candidateDigits: Int {
-        integerCandidate.map(CandidateText.decimalLength) ?? textCandidate.utf8.count
-    }
+    /// The candidate as given: text (not parsed here), or an integer that fits 64 bits (with empty text: written out
+    /// only when `candidate` is read, and never parsed back).
+    private(set) var submitted: JobCandidate
     /// The first trial divisor, decimal; nil means 2.
     public var from: String?
     /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
@@ -44,8 +36,7 @@ public struct JobRequest: Sendable {
     @usableFromInline
     init(kind: JobKind, candidate: String, from: String?, bound: String?) {
         self.kind = kind
-        self.textCandidate = candidate
-        self.integerCandidate = nil
+        self.submitted = JobCandidate(text: candidate, value: nil)
         self.from = from
         self.bound = bound
     }
@@ -54,8 +45,7 @@ public struct JobRequest: Sendable {
     @usableFromInline
     init(kind: JobKind, integer value: UInt64, from: UInt64?, bound: UInt64?) {
         self.kind = kind
-        self.textCandidate = ""
-        self.integerCandidate = value
+        self.submitted = JobCandidate(text: "", value: value)
         self.from = from.map { String($0) }
         self.bound = bound.map { String($0) }
     }
