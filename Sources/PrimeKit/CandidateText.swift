@@ -71,6 +71,9 @@ enum CandidateText {
 
     /// floor(sqrt(n)).
     static func integerSquareRoot(_ n: UInt64) -> UInt64 {
+        // Below 2^48 the correctly rounded square root never reaches the next integer (k² − 1 for every k ≤ 2^24
+        // checked; the rounding is monotonic), so truncating it is exact.
+        if n < 1 << 48 { return UInt64(Double(n).squareRoot()) }
         var root = UInt64(Double(n).squareRoot())
         while root > 0, root.multipliedReportingOverflow(by: root).overflow || root * root > n { root -= 1 }
         while true {

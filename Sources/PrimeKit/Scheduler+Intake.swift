@@ -1,15 +1,16 @@
 import DequeModule
 import Synchronization
 
-/// Jobs submitted one at a time while every worker is busy wait here, in submission order, until a worker
-/// registers them on its next trip into the queue's lock: the submitter then takes only this short lock and never
-/// waits for a worker that holds the queue's.
+/// Jobs submitted one at a time while every worker is busy, and batches, wait here in submission order until a
+/// worker takes or registers them on its next trip into the queue's lock: the submitter then takes only this short
+/// lock and never waits for a worker that holds the queue's.
 ///
 /// Everything that looks at the queue goes through ``Scheduler/locked(_:)``, which registers the intake first, so
 /// counts, job lists, control operations and conditions see such a job exactly as if it had been registered when
 /// it was submitted; a job's own `state` does the same (``Job/state``). A submission takes the queue's lock instead
-/// when a worker is parked (it has to be woken), when the job has dependencies, or when it outranks a running job
-/// (it may have to preempt it).
+/// when a job has dependencies or outranks a running job (it may have to preempt it), and a single job also when a
+/// worker is parked (registering it wakes one, the shortest way to a lone job's start); a batch joins the intake
+/// and wakes one parked worker, which wakes the next while more is waiting than one trip takes.
 struct Intake: Sendable {
     var jobs = Deque<Job>()
     /// Set at shutdown: later submissions are refused.
@@ -77,7 +78,24 @@ extension Scheduler {
             })
         }
         s.intakeSpare.removeAll(keepingCapacity: true)
+        // More than one trip's worth was waiting (a batch submission): a parked worker takes the next part.
+        if intakeCount.load(ordering: .sequentiallyConsistent) > 0, let parker = s.idle.popLast() {
+            publishIdle(s)
+            effects.add { parker.unpark() }
+        }
         return taken
+    }
+
+    /// Wakes a parked worker for the jobs in the intake (after a batch joined it), unless the queue is held or no
+    /// worker is parked. Takes the queue's lock without registering the intake: the worker takes from it.
+    func wakeForIntake() {
+        let parker: Parker? = state.withLock(anchoredTo: self) { s in
+            guard s.dispatchAllowed, intakeCount.load(ordering: .sequentiallyConsistent) > 0,
+                  let parker = s.idle.popLast() else { return nil }
+            publishIdle(s)
+            return parker
+        }
+        parker?.unpark()
     }
 
     /// Registers the intake now (for readers that look at one job without the queue's lock).

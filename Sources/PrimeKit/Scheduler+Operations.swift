@@ -8,6 +8,10 @@ extension Scheduler {
 
     /// Validates, creates and registers jobs (all or none); they start as soon as their dependencies allow.
     /// `beforeRegistering` sees their handles before any of them can run.
+    ///
+    /// A batch without dependencies that outranks no running job joins the intake in one step, as a single job
+    /// does while every worker is busy (see ``Intake``): the submitter never takes the queue's lock per job, and
+    /// the workers take small jobs from the intake a batch at a time. Otherwise every job is registered here.
     func submit(contentsOf requests: [JobRequest], configuration: JobQueue.Configuration,
                 beforeRegistering: ([Job]) -> Void = { _ in }) throws(PrimeKitError) -> [Job]
     {
@@ -16,17 +20,24 @@ extension Scheduler {
         let count = UInt64(requests.count)
         let end = nextJobID.add(count, ordering: .relaxed).newValue
         let workers = maxConcurrentJobs
+        let lowestRunning = lowestRunningPriority.load(ordering: .relaxed)
+        var viaIntake = true
         var jobs: [Job] = []
         jobs.reserveCapacity(requests.count)
         do {
             // Requests are read in place: each copy of one retains every reference it holds.
             try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in
                 for index in requests.indices {
-                    try checkDependencies(requests[index].dependencies)
+                    let dependencies = requests[index].dependencies
+                    if !dependencies.isEmpty {
+                        try checkDependencies(dependencies)
+                        viaIntake = false
+                    }
+                    if requests[index].priority.rawValue > lowestRunning { viaIntake = false }
                     let (candidate, pieces, work) = try JobPlan.make(requests[index], configuration: configuration,
                                                                      workers: workers)
                     jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
-                                        pieces: consume pieces, estimatedWork: work, inIntake: false))
+                                        pieces: consume pieces, estimatedWork: work, inIntake: true))
                 }
             }
         } catch {
@@ -34,6 +45,19 @@ extension Scheduler {
             throw error
         }
         beforeRegistering(jobs)
+        if viaIntake {
+            let accepted = intake.withLock(anchoredTo: intakeAnchor) { intake -> Bool in
+                guard !intake.closed else { return false }
+                intake.jobs.append(contentsOf: jobs)
+                intakeCount.add(jobs.count, ordering: .sequentiallyConsistent)
+                return true
+            }
+            guard accepted else { throw Self.shutDownError }
+            // A parked worker does not look at the intake by itself: wake one (it wakes the next while the intake
+            // holds more than it takes).
+            if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { wakeForIntake() }
+            return jobs
+        }
         return try locked { s, effects throws(PrimeKitError) in
             guard !s.shutDown else { throw Self.shutDownError }
             requests.withUnsafeBufferPointer { requests in

@@ -75,6 +75,56 @@ import Testing
         await queue.waitUntilIdle()
         #expect(finished.values == tiny.map(\.id))
     }
+
+    @Test func aBatchWaitsInTheIntakeOfAHeldQueueAndRunsInOrderOnResume() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        queue.suspend()
+        let jobs = try queue.submit(contentsOf: (0..<2_000).map { JobRequest.isPrime(UInt64(3_000 + $0)) })
+        // Nothing registered them yet: the submission only handed them over.
+        #expect(jobs.allSatisfy { $0.core.withLock { $0.inIntake } })
+        #expect(queue.scheduler.intakeCount.load(ordering: .sequentiallyConsistent) == 2_000)
+        // Looking at the queue sees them as registered when submitted.
+        #expect(queue.counts.ready == 2_000)
+        #expect(jobs.allSatisfy { $0.state == .ready })
+        let order = Recorder<JobID>()
+        for job in jobs { job.onSuccess { _ in order.append(job.id) } }
+        queue.resume()
+        await queue.waitUntilIdle()
+        for job in jobs {
+            #expect(try await job.result.isPrime == isPrimeByDivision(UInt64(job.candidate)!))
+        }
+        #expect(order.values == jobs.map(\.id))
+    }
+
+    @Test func aBatchWakesParkedWorkersWithoutAnybodyLookingAtTheQueue() async throws {
+        let queue = JobQueue.testing(workers: 2)
+        // Both workers park once they find nothing to do (the engine's own state, polled without sleeping).
+        while queue.scheduler.parkedWorkers.load(ordering: .sequentiallyConsistent) < 2 { await Task.yield() }
+        let jobs = try queue.submit(contentsOf: (0..<5_000).map { JobRequest.factor(UInt64(10_000 + $0)) })
+        #expect(jobs.contains { $0.core.withLock { $0.inIntake } } || jobs.allSatisfy { $0.core.withLock { $0.state.isFinished } })
+        // Awaiting a result takes only the job's lock (never registers the intake): the workers must have been
+        // woken, and must have woken each other, by the submission alone.
+        for job in jobs.reversed() {
+            let factors = try await job.result.factorization!.factors
+            var product: UInt64 = 1
+            for factor in factors { for _ in 0..<factor.exponent { product *= UInt64(factor.prime)! } }
+            #expect(product == UInt64(job.candidate)! && factors.allSatisfy { isPrimeByDivision(UInt64($0.prime)!) })
+        }
+        #expect(queue.counts.succeeded == 5_000)
+    }
+
+    @Test func aBatchWithDependenciesOrAboveTheRunningPriorityIsRegisteredAtOnce() async throws {
+        let (queue, long, _) = try await busyQueue(tinyJobs: 10)
+        let first = try queue.submit(.isPrime(97))
+        let dependent = try queue.submit(contentsOf: [.isPrime(101).dependsOn(first), .isPrime(103)])
+        #expect(dependent.allSatisfy { !$0.core.withLock { $0.inIntake } })
+        let urgent = try queue.submit(contentsOf: [.isPrime(1_000_003).priority(.veryHigh), .isPrime(107)])
+        #expect(urgent.allSatisfy { !$0.core.withLock { $0.inIntake } })
+        #expect(try await urgent[0].result.isPrime == true)
+        long.cancel()
+        await queue.waitUntilIdle()
+        #expect(try await dependent[0].result.isPrime == true)
+    }
 }
 
 private func isPrimeByDivision(_ n: UInt64) -> Bool {

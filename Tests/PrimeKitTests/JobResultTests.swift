@@ -1,5 +1,5 @@
 import Foundation
-import PrimeKit
+@testable import PrimeKit
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct JobResultTests {
@@ -107,6 +107,26 @@ import Testing
         }
         #expect { try queue.submit(.isPrime(-7)) } throws: { error in
             (error as? PrimeKitError)?.code == .invalidCandidate
+        }
+    }
+
+    /// The planner's floor(sqrt(n)) (which bounds a job's divisor range) is exact on both sides of every boundary
+    /// where a shortcut could slip: around squares near 2^24, 2^26 and 2^32, and near 2^48 and 2^64.
+    @Test func integerSquareRootIsExactAroundSquares() {
+        func isRoot(_ r: UInt64, of n: UInt64) -> Bool {
+            let (square, overflow) = r.multipliedReportingOverflow(by: r)
+            let (next, nextOverflow) = (r + 1).multipliedReportingOverflow(by: r + 1)
+            return !overflow && square <= n && (nextOverflow || next > n)
+        }
+        var roots: [UInt64] = [1, 2, 3, 1 << 24 - 1, 1 << 24, 1 << 24 + 1, 1 << 26 + 5, 1 << 32 - 1]
+        roots += (0..<64).map { _ in UInt64.random(in: 1...(1 << 32 - 1)) }
+        for k in roots {
+            for n in [k * k - 1, k * k, k * k + 1, k * k + 2 * k] {
+                #expect(isRoot(CandidateText.integerSquareRoot(n), of: n), "isqrt(\(n))")
+            }
+        }
+        for n: UInt64 in [1 << 48 - 1, 1 << 48, 1 << 48 + 1, .max, .max - 1, 0, 1, 2, 4] {
+            #expect(isRoot(CandidateText.integerSquareRoot(n), of: n), "isqrt(\(n))")
         }
     }
 
