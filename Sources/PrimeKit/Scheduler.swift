@@ -94,18 +94,24 @@ final class Scheduler: Sendable {
         var mayIdleSpin = true
         while true {
             var effects = Effects()
-            let pending = reports
-            reports = []
+            // Each report is moved out of `pending` (a copy would retain its job and result once more), applied, and
+            // moved into `applied`, which keeps its job alive until the lock is released: a job whose handle nobody
+            // kept is freed outside the lock. `pending` is in reverse order (see `.run` below).
+            var pending: [SliceReport] = []
+            swap(&pending, &reports)
+            var applied: [SliceReport] = []
+            applied.reserveCapacity(pending.count)
             let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
                 if !pending.isEmpty {
                     s.slots[slot] = []
                     s.slotPriorities[slot] = Int.max
-                    for report in pending {
+                    while let report = pending.popLast() {
                         if let step = apply(report, &s, &effects) {
                             precondition(followUp == nil, "PrimeKit: two merges in one batch")
                             followUp = step
                         }
+                        applied.append(report)
                     }
                     if case .merge(let job, _) = followUp { s.slots[slot] = [job] }
                     publishSlotPriorities(s)
@@ -155,7 +161,8 @@ final class Scheduler: Sendable {
             case .run(let batch):
                 mayIdleSpin = true
                 reports.reserveCapacity(batch.count)
-                for assignment in batch { reports.append(runSlice(assignment)) }
+                // The reports are collected last first, so that popping them applies them in the batch's order.
+                for index in batch.indices.reversed() { reports.append(runSlice(batch[index])) }
             case .merge(let job, let kernels):
                 let result = Result { () throws(PrimeKitError) -> JobResult in
                     try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate)
