@@ -32,17 +32,21 @@ public struct Streams: OptionSet, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One event delivered to a plugin. Every payload is an immutable `Sendable` value.
-public indirect enum EngineEvent: Sendable {
+///
+/// A `finished` event is stored inline and the others boxed: the ends of small jobs are most of the traffic, and
+/// such an event (``JobCompletion`` of a candidate below 2^32) holds no reference at all, so handing it to each
+/// plugin costs no reference counting.
+public enum EngineEvent: Sendable {
     /// A job's progress (stream ``Streams/progress``).
-    case progress(JobProgress)
+    indirect case progress(JobProgress)
     /// A job finished (stream ``Streams/results``).
     case finished(JobCompletion)
     /// Something went wrong (stream ``Streams/errors``).
-    case error(EngineError)
+    indirect case error(EngineError)
     /// Data from another plugin (stream ``Streams/pluginData``).
-    case pluginData(PluginData)
+    indirect case pluginData(PluginData)
     /// The engine's own life (stream ``Streams/lifecycle``).
-    case lifecycle(LifecycleEvent)
+    indirect case lifecycle(LifecycleEvent)
 
     /// The stream the event belongs to.
     public var stream: Streams {
@@ -70,17 +74,37 @@ public struct JobCompletion: Sendable {
     /// What it computed.
     public let kind: JobKind
     /// The candidate, decimal.
-    public var candidate: String { submitted.decimal }
-    /// The candidate as the job has it (an integer is written out when `candidate` is read).
-    let submitted: JobCandidate
+    public var candidate: String {
+        switch stored {
+        case .small(let answer): answer.candidate
+        case .full(let candidate, _): candidate.decimal
+        }
+    }
     /// How it ended.
-    public let outcome: Outcome
+    public var outcome: Outcome {
+        switch stored {
+        case .small(let answer): .succeeded(answer.result(kind: kind))
+        case .full(_, let outcome): outcome
+        }
+    }
+
+    /// A small job's success as the kernel's eight-byte answer (candidate, factors and result are made again, equal,
+    /// when read), or the candidate as the job had it and the outcome, boxed: either way one word, and none of it
+    /// reference counted for a small job.
+    private enum Stored: Sendable {
+        case small(SmallAnswer)
+        indirect case full(JobCandidate, Outcome)
+    }
+    private let stored: Stored
 
     init(jobID: JobID, kind: JobKind, candidate: JobCandidate, outcome: Outcome) {
         self.jobID = jobID
         self.kind = kind
-        self.submitted = candidate
-        self.outcome = outcome
+        if case .succeeded(let result) = outcome, let answer = result.smallAnswer(kind: kind) {
+            stored = .small(answer)
+        } else {
+            stored = .full(candidate, outcome)
+        }
     }
 
     init(jobID: JobID, kind: JobKind, candidate: String, outcome: Outcome) {
@@ -89,7 +113,8 @@ public struct JobCompletion: Sendable {
 
     /// The state it ended in.
     public var state: JobState {
-        switch outcome {
+        guard case .full(_, let outcome) = stored else { return .succeeded }
+        return switch outcome {
         case .succeeded: .succeeded
         case .failed: .failed
         case .cancelled: .cancelled

@@ -21,6 +21,47 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    /// A completion on the results stream says what the job's own handle says: result, candidate, state and kind,
+    /// whether the answer is a small job's (kept as the kernel's eight-byte answer) or any other.
+    @Test func completionsMatchTheJobsOwnAnswers() async throws {
+        let engine = await Engine.testing()
+        let probe = Probe("probe", streams: .results)
+        engine.add(probe)
+        let requests: [JobRequest] = [
+            .isPrime(97), .isPrime("1301081"), .factor(600_851_475_143), .factor("4294967291"), .isPrime(4_294_967_296),
+            .factor(UInt64(4_294_967_295)), .isPrime("18446744073709551557", bound: "1000"), .factor(2), .isPrime(4),
+            .factor("170141183460469231731687303715884105727", bound: "100000"),
+        ]
+        var jobs = try requests.map { try engine.submit($0) }
+        let failing = JobRequest.isPrime(91)
+        var broken = failing
+        broken.injectedFailure = PrimeKitError(code: .internalError, message: "injected")
+        jobs.append(try engine.submit(broken))
+        for job in jobs { _ = try? await job.result }
+        await probe.wait { $0.count(of: .results) == jobs.count }
+        let completions = Dictionary(uniqueKeysWithValues: probe.completions().map { ($0.jobID, $0) })
+        for job in jobs {
+            let completion = try #require(completions[job.id])
+            #expect(completion.kind == job.kind)
+            #expect(completion.candidate == job.candidate)
+            #expect(completion.state == job.state)
+            let own: Result<JobResult, any Error>
+            do { own = .success(try await job.result) } catch { own = .failure(error) }
+            switch (completion.outcome, own) {
+            case (.succeeded(let result), .success(let expected)):
+                #expect(result == expected)
+                #expect(completion.result == expected)
+                #expect(result.candidate == job.candidate)
+            case (.failed(let error), .failure(let expected as PrimeKitError)):
+                #expect(error == expected)
+                #expect(completion.result == nil)
+            default:
+                Issue.record("job \(job.id): completion \(completion.outcome) does not match the job")
+            }
+        }
+        _ = await engine.shutdown()
+    }
+
     @Test func initializeReturningFalseStopsAndDropsThePlugin() async {
         let engine = await Engine.testing()
         let watcher = Probe("watcher", streams: [.errors])
