@@ -3,8 +3,9 @@
 /// The engine guarantees the lifecycle:
 /// 1. ``Engine/add(_:arguments:)`` receives the plugin and calls ``initialize(engine:arguments:)`` once. There the
 ///    plugin subscribes to the streams it wants. Returning false makes the engine call ``stop()`` and drop it.
-/// 2. Events of the subscribed streams arrive in ``receive(_:)`` — on a thread of the plugin's own, one at a time,
-///    never before `initialize` returned true.
+/// 2. Events of the subscribed streams arrive in ``receive(_:)`` — on one of the engine's delivery threads, one at a
+///    time (never two calls at once for one plugin, each call finished before the next begins, even when another
+///    thread takes over), never before `initialize` returned true.
 /// 3. ``Engine/remove(_:)`` or engine shutdown calls ``stop()``. `.stopped` ends deliveries (undelivered events are
 ///    discarded) and the engine drops every reference it holds. `.refused(reason)` keeps the plugin: removal reports
 ///    the reason and may retry; shutdown retries for a bounded time, then drops the plugin anyway.
@@ -22,8 +23,8 @@ public protocol Plugin: AnyObject, Sendable {
     /// Called on removal and at shutdown.
     /// - Returns: `.stopped` after releasing every resource, or `.refused(reason)` when it cannot stop now.
     func stop() -> PluginStopResult
-    /// One event of a subscribed stream, on the plugin's own delivery thread. A slow `receive` delays only this
-    /// plugin's later events (progress is coalesced meanwhile).
+    /// One event of a subscribed stream, on a delivery thread, one call at a time. A slow `receive` delays only
+    /// this plugin's later events (progress is coalesced meanwhile): a plugin found blocking gets a thread of its own.
     func receive(_ event: EngineEvent)
 }
 
