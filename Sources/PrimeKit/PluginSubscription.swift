@@ -19,13 +19,13 @@ final class PluginSubscription: @unchecked Sendable {
         case event(EngineEvent)
         /// Results and errors offered together by the queue's tap: kept as the tap's array (one retain, not one
         /// per event) and delivered in its order.
-        case ends([EngineEvent])
+        case ends(ArraySlice<EngineEvent>)
     }
 
     /// What the delivery thread takes out of the lock: one event, or a run of them shared with other mailboxes.
     private enum Run {
         case one(EngineEvent)
-        case many([EngineEvent])
+        case many(ArraySlice<EngineEvent>)
     }
 
     let name: String
@@ -35,8 +35,11 @@ final class PluginSubscription: @unchecked Sendable {
     private let condition = NSCondition()
     /// Progress, results and errors, in order; each with its place in the overall order.
     private var slots = Deque<(UInt64, Slot)>()
-    /// pluginData and lifecycle events (at most `capacity`: the oldest are dropped), with their place.
-    private var optional = Deque<(UInt64, EngineEvent)>()
+    /// pluginData and lifecycle events (at most `capacity` in all: the oldest are dropped), with their place: one
+    /// event, or a batch submission's announcements as one run shared by every mailbox (one slot, not one per job).
+    private var optional = Deque<(UInt64, Run)>()
+    /// The events in `optional`.
+    private var optionalCount = 0
     private var nextPlace: UInt64 = 0
     private var latestProgress: [JobID: JobProgress] = [:]
     private var dropped = 0
@@ -63,11 +66,11 @@ final class PluginSubscription: @unchecked Sendable {
     /// Runs of events this subscriber has delivered, handed back so that a producer releases them: the last
     /// reference to an event then goes away on a worker thread, where it was allocated, instead of on a delivery
     /// thread (freeing memory of another thread's arena costs the allocator a lock and its locality).
-    private var delivered: [[EngineEvent]] = []
+    private var delivered: [ArraySlice<EngineEvent>] = []
     /// The batch being delivered and the runs it delivered: used only by the one thread delivering this mailbox,
     /// kept between batches for their capacity.
     private var batch: [Run] = []
-    private var spent: [[EngineEvent]] = []
+    private var spent: [ArraySlice<EngineEvent>] = []
 
     init(plugin: Plugin, capacity: Int, delivery: PluginDelivery) {
         self.plugin = plugin
@@ -105,7 +108,7 @@ final class PluginSubscription: @unchecked Sendable {
     /// Offers one batch of the queue's tap under one lock: progress snapshots (coalesced per job as usual), then
     /// the ends of jobs — `.finished` events, and `.error` ones when `withErrors` — which stay one slot.
     func offer(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
-        var released: [[EngineEvent]] = []
+        var released: [ArraySlice<EngineEvent>] = []
         condition.lock()
         swap(&released, &delivered)
         offerLocked(progress: progress, ends: ends, withErrors: withErrors)
@@ -126,7 +129,7 @@ final class PluginSubscription: @unchecked Sendable {
         let kept = wanted == .results && !withErrors || wanted == [.results, .errors] ? ends
             : ends.filter { wanted.contains($0.stream) }
         guard !kept.isEmpty else { return }
-        slots.append((place(), .ends(kept)))
+        slots.append((place(), .ends(kept[...])))
         wake()
     }
 
@@ -135,10 +138,13 @@ final class PluginSubscription: @unchecked Sendable {
     /// `droppedBefore` counts older announcements of the same batch that were never made.
     func offer(lifecycle events: [EngineEvent], droppedBefore: Int) {
         condition.lock()
-        if !closed && streams.contains(.lifecycle) {
+        if !closed && streams.contains(.lifecycle) && !events.isEmpty {
             let kept = events.suffix(capacity)
             dropped += droppedBefore + events.count - kept.count
-            for event in kept { append(event) }
+            dropOldest(optionalCount + kept.count - capacity)
+            optional.append((place(), kept.count == 1 ? .one(kept[kept.startIndex]) : .many(kept)))
+            optionalCount += kept.count
+            wake()
         }
         let schedule = takeSchedule()
         condition.unlock()
@@ -203,11 +209,29 @@ final class PluginSubscription: @unchecked Sendable {
     }
 
     private func appendDroppable(_ event: EngineEvent) {
-        if optional.count >= capacity {
-            optional.removeFirst()
-            dropped += 1
+        dropOldest(optionalCount + 1 - capacity)
+        optional.append((place(), .one(event)))
+        optionalCount += 1
+    }
+
+    /// Drops the oldest `count` events of `optional` (none when `count` is not positive), counting them.
+    private func dropOldest(_ count: Int) {
+        var left = count
+        while left > 0, let head = optional.first {
+            switch head.1 {
+            case .one:
+                optional.removeFirst()
+                left -= 1
+                optionalCount -= 1
+                dropped += 1
+            case .many(let run):
+                let gone = min(left, run.count)
+                if gone == run.count { optional.removeFirst() } else { optional[optional.startIndex].1 = .many(run.dropFirst(gone)) }
+                left -= gone
+                optionalCount -= gone
+                dropped += gone
+            }
         }
-        optional.append((place(), event))
     }
 
     // MARK: - Delivering
@@ -226,7 +250,9 @@ final class PluginSubscription: @unchecked Sendable {
     private func takeNext() -> Run? {
         while true {
             if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
-                return .one(optional.removeFirst().1)
+                let run = optional.removeFirst().1
+                if case .many(let events) = run { optionalCount -= events.count } else { optionalCount -= 1 }
+                return run
             }
             guard let slot = slots.popFirst() else { return nil }
             switch slot.1 {
@@ -407,6 +433,7 @@ final class PluginSubscription: @unchecked Sendable {
             closedFlag.store(true, ordering: .sequentiallyConsistent)
             slots.removeAll()
             optional.removeAll()
+            optionalCount = 0
             latestProgress.removeAll()
             delivered.removeAll()
             streams = .none
@@ -456,5 +483,5 @@ final class PluginSubscription: @unchecked Sendable {
     }
 
     /// Events waiting for delivery (for tests and diagnostics).
-    var backlog: Int { condition.withLock { slots.count + optional.count } }
+    var backlog: Int { condition.withLock { slots.count + optionalCount } }
 }

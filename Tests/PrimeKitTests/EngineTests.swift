@@ -301,6 +301,33 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    /// A batch's announcements wait as one run; later events push its oldest out one by one, in order, counted.
+    @Test func laterEventsDropTheOldestAnnouncementsOfABatchInOrder() async throws {
+        let engine = await Engine.testing { _, options in options.mailboxCapacity = 6 }
+        let stuck = Probe("stuck", streams: [.lifecycle, .pluginData], blocked: true)
+        engine.add(stuck)  // its pluginAdded event keeps it inside receive, blocked
+        let jobs = try engine.submit(contentsOf: (0..<5).map { .isPrime(1_000 + $0) })
+        for index in 0..<4 { engine.broadcast(tag: "test.\(index)", data: index, from: nil) }
+        for _ in 0..<30 { stuck.gate!.signal() }
+        await stuck.wait { events in
+            events.contains { if case .pluginData(let data) = $0 { data.tag == "test.3" } else { false } }
+        }
+        // Six places: the announcements of jobs 3 and 4 survive, then the four broadcasts; in the order offered.
+        let kept: [String] = stuck.events.compactMap {
+            switch $0 {
+            case .lifecycle(.jobSubmitted(let id)): "job \(id)"
+            case .pluginData(let data): data.tag
+            default: nil
+            }
+        }
+        #expect(kept == ["job \(jobs[3].id)", "job \(jobs[4].id)", "test.0", "test.1", "test.2", "test.3"])
+        let dropped = stuck.events.compactMap { if case .lifecycle(.eventsDropped(let n)) = $0 { n } else { nil } }
+        let delivered = stuck.events.filter { if case .lifecycle(.eventsDropped) = $0 { false } else { true } }
+        // Offered: pluginAdded (delivered, or dropped when the thread had not taken it yet), 5 jobs, 4 broadcasts.
+        #expect(delivered.count + dropped.reduce(0, +) == 10)
+        _ = await engine.shutdown()
+    }
+
     @Test func jobsStartedBeforeSubscribingOrOnTheQueueDirectlyAreSeen() async throws {
         let engine = await Engine.testing()
         let early = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero))
