@@ -270,16 +270,21 @@ public final class Engine: Sendable {
             if store != nil { completions.reserveCapacity(finished.count) }
             // Read in place by index, each part once: every copy of an outcome is a retain of its result.
             for index in finished.indices {
+                let jobID = finished[index].jobID
                 let ending: JobCompletion.Outcome
                 var failure: PrimeKitError?
                 switch finished[index].outcome {
+                case .small(let answer):
+                    let completion = JobCompletion(jobID: jobID, kind: finished[index].kind, small: answer)
+                    if store != nil { completions.append(completion) }
+                    ends.append(.finished(completion))
+                    continue
                 case .success(let result): ending = .succeeded(result)
                 case .failure(let error):
                     ending = .failed(error)
                     failure = error
                 case .cancelled(let reason): ending = .cancelled(reason)
                 }
-                let jobID = finished[index].jobID
                 let completion = JobCompletion(jobID: jobID, kind: finished[index].kind,
                                                candidate: finished[index].candidate, outcome: ending)
                 if store != nil { completions.append(completion) }

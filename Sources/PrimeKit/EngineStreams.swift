@@ -107,6 +107,13 @@ public struct JobCompletion: Sendable {
         }
     }
 
+    /// A small job's success.
+    init(jobID: JobID, kind: JobKind, small answer: SmallAnswer) {
+        self.jobID = jobID
+        self.kind = kind
+        stored = .small(answer)
+    }
+
     init(jobID: JobID, kind: JobKind, candidate: String, outcome: Outcome) {
         self.init(jobID: jobID, kind: kind, candidate: JobCandidate(text: candidate, value: nil), outcome: outcome)
     }

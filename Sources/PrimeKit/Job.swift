@@ -215,9 +215,9 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public func onSuccess(_ handler: @escaping @Sendable (JobResult) -> Void) {
         let result: JobResult? = core.withLock(anchoredTo: self) { core in
             switch core.outcome {
-            case .success(let result): return result
+            case .success, .small: return core.outcome?.result(kind: kind)
             case nil: core.successHandlers.append(handler)
-            default: break
+            case .failure, .cancelled: break
             }
             return nil
         }

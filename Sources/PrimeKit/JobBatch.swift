@@ -130,7 +130,7 @@ public final class JobBatch: Sendable {
             state.outcomes[position] = outcome
             state.finished += 1
             switch outcome {
-            case .success:
+            case .success, .small:
                 state.succeeded += 1
                 state.percent[position] = 100
             case .failure: state.failed += 1
@@ -170,7 +170,7 @@ public final class JobBatch: Sendable {
             var cancelled: [Job] = []
             for (position, job) in jobs.enumerated() {
                 switch state.outcomes[position] {
-                case .success(let result): results[job.id] = result
+                case .success, .small: results[job.id] = state.outcomes[position]?.result(kind: job.kind)
                 case .failure: failed.append(job)
                 case .cancelled: cancelled.append(job)
                 case nil: break

@@ -9,9 +9,32 @@ enum PauseOrigin: Sendable {
 /// How a finished job ended.
 enum JobOutcome: Sendable {
     case success(JobResult)
+    /// Succeeded below 2^32: the kernel's eight-byte answer, from which the job's result is made (equal each time)
+    /// when somebody reads it — most small jobs' results are never read, and the answer costs no allocation and no
+    /// reference counting on its way through the queue and the engine's events.
+    case small(SmallAnswer)
     /// Boxed: the error is three words, and every job keeps room for its outcome.
     indirect case failure(PrimeKitError)
     case cancelled(CancellationReason)
+
+    /// The result of a `kind` job that succeeded; nil when it did not.
+    func result(kind: JobKind) -> JobResult? {
+        switch self {
+        case .success(let result): result
+        case .small(let answer): answer.result(kind: kind)
+        case .failure, .cancelled: nil
+        }
+    }
+
+    /// The outcome as a `Result` (for a `kind` job that ended with a result or an error).
+    func resolved(kind: JobKind) -> Result<JobResult, any Error>? {
+        switch self {
+        case .success(let result): .success(result)
+        case .small(let answer): .success(answer.result(kind: kind))
+        case .failure(let error): .failure(error)
+        case .cancelled: nil
+        }
+    }
 }
 
 /// A Task waiting in `Job.wait(until:)`.
@@ -217,9 +240,13 @@ struct JobCore: Sendable {
         }
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
         // A small job's answer keeps its factors until they are read (see `FactorResult.factors`).
-        if factors.isEmpty, case .success(let result) = outcome, let answer = result.factorization,
-           answer.listedFactors == nil {
-            factors = answer.factors
+        if factors.isEmpty {
+            switch outcome {
+            case .small(let answer): factors = answer.primeFactors()
+            case .success(let result):
+                if let answer = result.factorization, answer.listedFactors == nil { factors = answer.factors }
+            case .failure, .cancelled, nil: break
+            }
         }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }

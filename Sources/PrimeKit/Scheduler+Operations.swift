@@ -136,7 +136,7 @@ extension Scheduler {
         for dependency in dependencies {
             dependency.core.withLock(anchoredTo: dependency) { core in
                 switch core.outcome {
-                case .success: break
+                case .success, .small: break
                 case .failure(let error): cause = cause ?? .dependencyFailed(dependency.id, error)
                 case .cancelled(let reason): cause = cause ?? .dependencyCancelled(dependency.id, reason)
                 case nil:
@@ -195,7 +195,7 @@ extension Scheduler {
                 }
                 core.dependencies.append(other)
                 switch otherOutcome {
-                case .success: return nil
+                case .success, .small: return nil
                 case .failure(let error): return .dependencyFailed(other.id, error)
                 case .cancelled(let reason): return .dependencyCancelled(other.id, reason)
                 case nil:
@@ -221,6 +221,7 @@ extension Scheduler {
         }
         switch outcome {
         case .success(let result): continuation.resume(returning: result)
+        case .small(let answer): continuation.resume(returning: answer.result(kind: job.kind))
         case .failure(let error): continuation.resume(throwing: error)
         case .cancelled: continuation.resume(throwing: CancellationError())
         case nil: break

@@ -27,7 +27,7 @@ extension Scheduler {
             if let outcome { propagate(job, outcome, &s, &effects) }
             return nil
 
-        case .finished(let job, let piece, let progress, let factors, let result):
+        case .finished(let job, let piece, let progress, let factors, let outcome):
             var mergeKernels: [KernelJob]?
             let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces.update(piece) {
@@ -38,8 +38,8 @@ extension Scheduler {
                     // its answer until read (`JobCore.measure` looks there).
                     if let factors { $0.factors = factors }
                 }
-                if let result {
-                    return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
+                if let outcome {
+                    return finish(job, &core, outcome: outcome, &s, &effects)
                 }
                 if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
                     core.merging = true
@@ -214,7 +214,7 @@ extension Scheduler {
         let stateWaiters = extras ? core.stateWaiters : []
         if extras { core.stateWaiters = [] }
         switch outcome {
-        case .success:
+        case .success, .small:
             if extras && core.hasProgressObservers {
                 deliver(core.snapshot(jobID: job.id, state: .running, percentOverride: 100), &core, &effects)
             }
@@ -264,9 +264,11 @@ extension Scheduler {
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
         core.announcing = true
         effects.add {
-            // Callbacks and observers first, so whoever awaits the result sees them done.
+            // Callbacks and observers first, so whoever awaits the result sees them done. A small job's result is
+            // made once here, for all of them.
+            let result = outcome.result(kind: job.kind)
             switch outcome {
-            case .success(let result): for handler in successHandlers { handler(result) }
+            case .success, .small: for handler in successHandlers { handler(result!) }
             case .failure(let error): for handler in failureHandlers { handler(.failed(error)) }
             case .cancelled(let reason): for handler in failureHandlers { handler(.cancelled(reason)) }
             }
@@ -282,7 +284,7 @@ extension Scheduler {
             }
             for waiter in stateWaiters + lateStateWaiters { waiter.continuation.resume(returning: finalState) }
             switch outcome {
-            case .success(let result): for waiter in resultWaiters { waiter.resume(returning: result) }
+            case .success, .small: for waiter in resultWaiters { waiter.resume(returning: result!) }
             case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
             case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
             }
@@ -304,7 +306,7 @@ extension Scheduler {
         }
         for dependent in dependents {
             switch outcome {
-            case .success:
+            case .success, .small:
                 dependent.core.withLock(anchoredTo: dependent) { core in
                     core.unmetDependencies -= 1
                     guard core.unmetDependencies == 0, core.state == .pending else { return }

@@ -195,7 +195,7 @@ final class Scheduler: Sendable {
                   let small = SmallAnswer(value: job.submitted.value, progress: &smallProgress) {
             // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
             return .finished(job, piece: assignment.piece, smallProgress, factors: nil,
-                             result: .success(small.result(kind: job.kind)))
+                             outcome: .small(small))
         } else {
             do {
                 kernel = try KernelJob.create(candidate: job.candidate, from: assignment.from,
@@ -235,13 +235,13 @@ final class Scheduler: Sendable {
                 core.pieces.update(assignment.piece) { if $0.kernel === kernel { $0.kernel = nil } }
             }
             let listed = (try? result.get())?.factorization?.listedFactors
-            return .finished(job, piece: assignment.piece, progress, factors: listed, result: result)
+            return .finished(job, piece: assignment.piece, progress, factors: listed, outcome: JobOutcome(result))
         }
         if progress.factorsFound > assignment.factorsKnown {
             factors = try? kernel.factors(count: progress.factorsFound)
         }
         if step == .done {
-            return .finished(job, piece: assignment.piece, progress, factors: factors, result: nil)
+            return .finished(job, piece: assignment.piece, progress, factors: factors, outcome: nil)
         }
         let units = progress.workDone &- assignment.workBefore
         return .stepped(job, piece: assignment.piece, step, progress, factors: factors, elapsed: elapsed, units: units)
