@@ -393,10 +393,8 @@ final class PluginSubscription: @unchecked Sendable {
                 guard mayDeliver(&running) else { return false }
                 target.receive(event)
             case .many(let events):
-                for index in events.indices {
-                    guard mayDeliver(&running) else { return false }
-                    target.receive(events[index])
-                }
+                guard mayDeliver(&running) else { return false }
+                target.receive(contentsOf: events)
             }
         }
         return true

@@ -2,7 +2,7 @@
 //   1. engine overhead on small jobs with 0, 1 and 8 plugins subscribed to every stream, against the bare queue;
 //   2. the checkpoint store's cost at a 200 ms interval with 1,000 paused jobs.
 //
-//   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N]
+//   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N [--runs-api]]
 //
 // The configurations of (1) are interleaved run by run and reported as medians, so a neighbour's load spreads over
 // all of them alike.
@@ -14,8 +14,10 @@ import Synchronization
 var jobCount = 100_000
 var runs = 3
 var pausedCount = 1_000
-/// `--plugins N`: only the engine with N plugins on every stream, once per run (for profiling).
+/// `--plugins N`: only the engine with N plugins on every stream, once per run (for profiling); `--runs-api`: the
+/// plugins take events in runs.
 var onlyPlugins: Int?
+var onlyInRuns = false
 var iterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = iterator.next() {
     switch argument {
@@ -23,8 +25,9 @@ while let argument = iterator.next() {
     case "--runs": runs = iterator.next().flatMap(Int.init) ?? runs
     case "--paused": pausedCount = iterator.next().flatMap(Int.init) ?? pausedCount
     case "--plugins": onlyPlugins = iterator.next().flatMap(Int.init)
+    case "--runs-api": onlyInRuns = true
     default:
-        print("usage: primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N]")
+        print("usage: primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N [--runs-api]]")
         exit(argument == "-h" || argument == "--help" ? 0 : 2)
     }
 }
@@ -45,13 +48,15 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-/// A plugin that counts what it receives and signals when it has seen `expected` results. The engine calls
-/// `receive` one event at a time, so each counter has one writer: a plain load and store (no locked instruction),
-/// which keeps the plugin's own cost per event near a nanosecond and the figures the engine's. Readers on other
-/// threads see a count no newer than the last event.
+/// A plugin that counts what it receives and signals when it has seen `expected` results. The engine calls it one
+/// call at a time, so each counter has one writer: a plain load and store (no locked instruction), which keeps the
+/// plugin's own cost per event near a nanosecond and the figures the engine's. Readers on other threads see a count
+/// no newer than the last event. With `batches` it takes runs of events in `receive(contentsOf:)` and looks at them
+/// where they lie; without, it takes each in `receive(_:)`, as the protocol's default passes them.
 final class CountingPlugin: Plugin, @unchecked Sendable {
     let name: String
     let streams: Streams
+    let batches: Bool
     private let expected: Int
     private let events = Atomic<Int>(0)
     private let results = Atomic<Int>(0)
@@ -59,9 +64,10 @@ final class CountingPlugin: Plugin, @unchecked Sendable {
     private var done = false
     private var waiter: CheckedContinuation<Void, Never>?
 
-    init(_ name: String, streams: Streams = .all, expected: Int) {
+    init(_ name: String, streams: Streams = .all, batches: Bool = false, expected: Int) {
         self.name = name
         self.streams = streams
+        self.batches = batches
         self.expected = expected
     }
 
@@ -75,9 +81,26 @@ final class CountingPlugin: Plugin, @unchecked Sendable {
     func receive(_ event: EngineEvent) {
         events.store(events.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         guard case .finished = event else { return }
-        let seen = results.load(ordering: .relaxed) &+ 1
+        counted(results: 1)
+    }
+
+    func receive(contentsOf events: ArraySlice<EngineEvent>) {
+        guard batches else {
+            for index in events.indices { receive(events[index]) }
+            return
+        }
+        self.events.store(self.events.load(ordering: .relaxed) &+ events.count, ordering: .relaxed)
+        var finished = 0
+        for index in events.indices {
+            if case .finished = events[index] { finished += 1 }
+        }
+        counted(results: finished)
+    }
+
+    private func counted(results more: Int) {
+        let seen = results.load(ordering: .relaxed) &+ more
         results.store(seen, ordering: .relaxed)
-        guard seen == expected else { return }
+        guard seen == expected, more > 0 else { return }
         let waiting: CheckedContinuation<Void, Never>? = lock.withLock {
             done = true
             defer { waiter = nil }
@@ -114,9 +137,11 @@ struct Sample {
 
 /// Submits every request in chunks and waits for every result, including every plugin having received every
 /// result.
-func runEngine(plugins count: Int, streams: Streams = .all) async -> Sample {
+func runEngine(plugins count: Int, streams: Streams = .all, batches: Bool = false) async -> Sample {
     let engine = await Engine()
-    let plugins = (0..<count).map { CountingPlugin("counter\($0)", streams: streams, expected: requests.count) }
+    let plugins = (0..<count).map {
+        CountingPlugin("counter\($0)", streams: streams, batches: batches, expected: requests.count)
+    }
     for plugin in plugins { engine.add(plugin) }
     let start = ContinuousClock.now
     let cpuStart = cpuSeconds()
@@ -148,7 +173,7 @@ func runQueue() async -> Sample {
 
 if let count = onlyPlugins {
     for _ in 0..<runs {
-        let sample = await runEngine(plugins: count)
+        let sample = await runEngine(plugins: count, batches: onlyInRuns)
         print(String(format: "Engine, %d plugins: %.3f s, CPU %.2f µs/job", count, sample.wall,
                      sample.cpu / Double(requests.count) * 1e6))
     }
@@ -156,16 +181,23 @@ if let count = onlyPlugins {
 }
 print("PrimeKit Engine core benchmark: \(jobCount) isPrime jobs (1,000 …), \(runs) runs, "
       + "\(ProcessInfo.processInfo.activeProcessorCount) cores; medians; CPU = every thread of the process")
-let configurations: [(name: String, plugins: Int, streams: Streams)] = [
-    ("Engine, 0 plugins", 0, .all), ("Engine, 1 plugin", 1, .all), ("Engine, 8 plugins", 8, .all),
-    ("Engine, 8 plugins, results and errors only", 8, [.results, .errors]),
+/// Every plugin subscribes to every stream unless said; "per event" plugins take each event in `receive(_:)`,
+/// "in runs" ones implement `receive(contentsOf:)`.
+let configurations: [(name: String, plugins: Int, streams: Streams, batches: Bool)] = [
+    ("Engine, 0 plugins", 0, .all, false),
+    ("Engine, 1 plugin, per event", 1, .all, false),
+    ("Engine, 8 plugins, per event", 8, .all, false),
+    ("Engine, 1 plugin, in runs", 1, .all, true),
+    ("Engine, 8 plugins, in runs", 8, .all, true),
+    ("Engine, 8 plugins, results and errors only", 8, [.results, .errors], false),
 ]
 var queueSamples: [Sample] = []
 var samples = [[Sample]](repeating: [], count: configurations.count)
 for _ in 0..<runs {
     queueSamples.append(await runQueue())
     for (index, configuration) in configurations.enumerated() {
-        samples[index].append(await runEngine(plugins: configuration.plugins, streams: configuration.streams))
+        samples[index].append(await runEngine(plugins: configuration.plugins, streams: configuration.streams,
+                                              batches: configuration.batches))
     }
 }
 let baseWall = median(queueSamples.map(\.wall)), baseCPU = median(queueSamples.map(\.cpu))

@@ -15,13 +15,18 @@ final class Probe: Plugin, @unchecked Sendable {
     var stopAnswers: [PluginStopResult] = []
     /// When set, `receive` blocks until it is signalled (a stuck plugin).
     let gate: DispatchSemaphore?
+    /// Takes runs of events in `receive(contentsOf:)` as they come, rather than one at a time.
+    let inRuns: Bool
+    /// The calls of `receive(contentsOf:)` that took a run as a whole.
+    private(set) var runsReceived = 0
     weak var engine: Engine?
 
-    init(_ name: String, streams: Streams = .all, tags: TagFilter? = nil, blocked: Bool = false) {
+    init(_ name: String, streams: Streams = .all, tags: TagFilter? = nil, blocked: Bool = false, inRuns: Bool = false) {
         self.name = name
         self.subscribeTo = streams
         self.tags = tags
         self.gate = blocked ? DispatchSemaphore(value: 0) : nil
+        self.inRuns = inRuns
     }
 
     func initialize(engine: Engine, arguments: [String: any Sendable]) -> Bool {
@@ -40,8 +45,22 @@ final class Probe: Plugin, @unchecked Sendable {
 
     func receive(_ event: EngineEvent) {
         gate?.wait()
+        record(CollectionOfOne(event))
+    }
+
+    func receive(contentsOf events: ArraySlice<EngineEvent>) {
+        guard inRuns else {
+            for index in events.indices { receive(events[index]) }
+            return
+        }
+        gate?.wait()
+        lock.withLock { runsReceived += 1 }
+        record(events)
+    }
+
+    private func record(_ events: some Sequence<EngineEvent>) {
         let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
-            storage.append(event)
+            storage.append(contentsOf: events)
             if calls.last != "receive" { calls.append("receive") }
             var ready: [CheckedContinuation<Void, Never>] = []
             waiters.removeAll { predicate, continuation in

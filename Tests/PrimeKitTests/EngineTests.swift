@@ -62,6 +62,49 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    /// A plugin taking runs in `receive(contentsOf:)` sees exactly what one taking each event in `receive(_:)` sees,
+    /// in the same order.
+    @Test func pluginsTakingRunsSeeTheSameEventsInTheSameOrder() async throws {
+        let engine = await Engine.testing()
+        let single = Probe("single")
+        let runs = Probe("runs", inRuns: true)
+        engine.add(single)
+        engine.add(runs)
+        var requests = (0..<600).map { JobRequest.isPrime(UInt64(2_000 + $0)) }
+        requests[300].injectedFailure = PrimeKitError(code: .internalError, message: "injected")
+        let jobs = try engine.submit(contentsOf: requests)
+        for job in jobs { _ = try? await job.result }
+        engine.broadcast(tag: "test.end", data: 0, from: nil)
+        for probe in [single, runs] {
+            await probe.wait { $0.contains { if case .pluginData = $0 { true } else { false } } }
+        }
+        func described(_ events: [EngineEvent]) -> [String] {
+            events.map { event in
+                switch event {
+                case .finished(let completion): "finished \(completion.jobID) \(completion.state) \(completion.candidate)"
+                case .error(let error): "error \(error.kind) \(error.jobID.map { "\($0)" } ?? "")"
+                case .lifecycle(let change): "lifecycle \(change)"
+                case .progress(let progress): "progress \(progress.jobID)"
+                case .pluginData(let data): "data \(data.tag)"
+                }
+            }
+        }
+        // Stream by stream (the streams interleave as their producers do: a worker may report an end before the
+        // submitter announced the job). The first plugin also saw the second one's arrival.
+        let seen = described(runs.events).filter { !$0.hasPrefix("lifecycle pluginAdded") }
+        let expected = described(single.events).filter { !$0.hasPrefix("lifecycle pluginAdded") }
+        for stream in ["finished", "error", "lifecycle", "data"] {
+            let mine = seen.filter { $0.hasPrefix(stream) }, theirs = expected.filter { $0.hasPrefix(stream) }
+            #expect(mine.count == theirs.count, "\(stream)")
+            let first = mine.indices.first { $0 < theirs.count && mine[$0] != theirs[$0] }
+            #expect(first == nil, "\(stream) from \(first ?? 0): \(mine.dropFirst(first ?? 0).prefix(2)) vs \(theirs.dropFirst(first ?? 0).prefix(2))")
+        }
+        #expect(seen.filter { $0.hasPrefix("finished") }.count == 600)
+        #expect(seen.contains("error jobFailed \(jobs[300].id)"))
+        #expect(runs.runsReceived > 0 && runs.runsReceived < 600)
+        _ = await engine.shutdown()
+    }
+
     @Test func initializeReturningFalseStopsAndDropsThePlugin() async {
         let engine = await Engine.testing()
         let watcher = Probe("watcher", streams: [.errors])
