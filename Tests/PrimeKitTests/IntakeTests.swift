@@ -79,6 +79,9 @@ import Testing
     @Test func aBatchWaitsInTheIntakeOfAHeldQueueAndRunsInOrderOnResume() async throws {
         let queue = JobQueue.testing(workers: 1)
         queue.suspend()
+        // Once the worker has parked, nothing looks at the intake until somebody looks at the queue (a worker still
+        // watching for work would register it, as any reader does).
+        while queue.scheduler.parkedWorkers.load(ordering: .sequentiallyConsistent) < 1 { await Task.yield() }
         let jobs = try queue.submit(contentsOf: (0..<2_000).map { JobRequest.isPrime(UInt64(3_000 + $0)) })
         // Nothing registered them yet: the submission only handed them over.
         #expect(jobs.allSatisfy { $0.core.withLock { $0.inIntake } })
