@@ -12,7 +12,7 @@ import PrimeKit
 import Synchronization
 
 var jobCount = 100_000
-var runs = 3
+var runs = 7
 var pausedCount = 1_000
 /// `--plugins N`: only the engine with N plugins on every stream, once per run (for profiling); `--runs-api`: the
 /// plugins take events in runs.
