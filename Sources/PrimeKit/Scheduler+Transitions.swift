@@ -29,7 +29,11 @@ extension Scheduler {
 
         case .finished(let job, let piece, let progress, let factors, let outcome):
             var mergeKernels: [KernelJob]?
+            // Whether the job may have dependents (they are kept in its extras): most small jobs have none, and
+            // `propagate` need not take the job's lock a second time to find that out.
+            var mayHaveDependents = true
             let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+                mayHaveDependents = core.hasExtras
                 core.pieces.update(piece) {
                     $0.onWorker = false
                     $0.finished = true
@@ -50,7 +54,7 @@ extension Scheduler {
                 publishProgress(job, &core, &s, &effects)
                 return nil
             }
-            if let outcome { propagate(job, outcome, &s, &effects) }
+            if let outcome, mayHaveDependents { propagate(job, outcome, &s, &effects) }
             if let mergeKernels { return .merge(job, mergeKernels) }
             return nil
 
