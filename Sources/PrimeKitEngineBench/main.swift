@@ -355,12 +355,18 @@ let m127Check: @Sendable (JobResult) -> Bool = { $0.factorization?.factors.isEmp
 
 // MARK: - Run
 
+/// The page faults of a `--only submit` part, printed with its result.
+nonisolated(unsafe) var submitFaultsSeen = 0
+
 if let only = options.only {
     let (duration, cpu): (Duration, Double) = withCPU(options.jobs) { () -> Duration in
     switch only {
     case "queue": return jobQueueOneByOne(options.jobs)
     case "batch": return jobQueueBatched(options.jobs).total
-    case "submit": return batchSubmitOnly(options.jobs).duration
+    case "submit":
+        let (duration, faults) = batchSubmitOnly(options.jobs)
+        submitFaultsSeen = faults
+        return duration
     case "submit1": return oneByOneSubmitOnly(options.jobs)
     case "drain": return drainOnly(options.jobs)
     case "operations": return operationQueue(options.jobs)
@@ -371,17 +377,19 @@ if let only = options.only {
     default: fatalError("unknown part \(only)")
     }
     }
-    // The last line is read by `isolated(_:)`: jobs per second and the process's CPU µs per job.
-    print("\(only): \(format(rate(options.jobs, duration), "jobs/s")), CPU \(String(format: "%.2f", cpu)) µs/job")
-    print("result \(rate(options.jobs, duration)) \(cpu)")
+    // The last line is read by `isolated(_:)`: jobs per second, the process's CPU µs per job, page faults taken.
+    print("\(only): \(format(rate(options.jobs, duration), "jobs/s")), CPU \(String(format: "%.2f", cpu)) µs/job"
+          + (only == "submit" ? ", \(submitFaultsSeen) page faults" : ""))
+    print("result \(rate(options.jobs, duration)) \(cpu) \(submitFaultsSeen)")
     exit(0)
 }
 
 /// Runs one part in a fresh process of its own (this program with `--only`): its jobs per second and CPU µs per job
 /// (process CPU time around the part). Foundation's `OperationQueue` slows down run after run within one process
 /// (315, 169, 142 k jobs/s in three runs at 16:36 UTC; 210–285 k in fresh processes), so each run of either side
-/// starts from a fresh process.
-func isolated(_ part: String) -> (rate: Double, cpu: Double) {
+/// starts from a fresh process. Batch submission alone too: within one process its later runs took as many page
+/// faults as the first but, at times, twice as long to take them (1.3–1.9 against 4.8–5.2 M jobs/s at 19:24 UTC).
+func isolated(_ part: String) -> (rate: Double, cpu: Double, faults: Int) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
     process.arguments = ["--only", part, "--jobs", String(options.jobs), "--kind", options.kind.rawValue]
@@ -391,11 +399,11 @@ func isolated(_ part: String) -> (rate: Double, cpu: Double) {
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last { $0.hasPrefix("result ") }
-    guard process.terminationStatus == 0, let fields = last?.split(separator: " "), fields.count == 3,
-          let rate = Double(fields[1]), let cpu = Double(fields[2]) else {
+    guard process.terminationStatus == 0, let fields = last?.split(separator: " "), fields.count == 4,
+          let rate = Double(fields[1]), let cpu = Double(fields[2]), let faults = Int(fields[3]) else {
         fatalError("\(part) failed (status \(process.terminationStatus))")
     }
-    return (rate, cpu)
+    return (rate, cpu, faults)
 }
 
 let startLoad = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
@@ -410,24 +418,28 @@ var operationRates: [Double] = []
 var ratios: [Double] = []
 var batchedRates: [Double] = []
 var submitRates: [Double] = []
+var submitHereRates: [Double] = []
 var queueCPU: [Double] = []
 var operationCPU: [Double] = []
 for run in 1...options.runs {
-    let (ours, oursCPU) = isolated("queue")
-    let (theirs, theirsCPU) = isolated("operations")
+    let (ours, oursCPU, _) = isolated("queue")
+    let (theirs, theirsCPU, _) = isolated("operations")
+    let (submitOnly, _, submitFaults) = isolated("submit")
     queueCPU.append(oursCPU)
     operationCPU.append(theirsCPU)
     let batched = jobQueueBatched(options.jobs)
-    let (submitDuration, submitFaults) = batchSubmitOnly(options.jobs)
-    let submitOnly = rate(options.jobs, submitDuration)
+    let (submitDuration, submitHereFaults) = batchSubmitOnly(options.jobs)
+    let submitHere = rate(options.jobs, submitDuration)
     queueRates.append(ours)
     operationRates.append(theirs)
     ratios.append(ours / theirs)
     batchedRates.append(rate(options.jobs, batched.total))
     submitRates.append(submitOnly)
+    submitHereRates.append(submitHere)
     print("run \(run): JobQueue \(format(ours, "jobs/s")), OperationQueue \(format(theirs, "jobs/s")), "
           + "ratio \(String(format: "%.1f", ours / theirs))×, batched end-to-end \(format(rate(options.jobs, batched.total), "jobs/s")), "
-          + "batch submit \(format(submitOnly, "jobs/s")) (\(submitFaults) page faults); CPU per job \(String(format: "%.2f", oursCPU)) µs vs "
+          + "batch submit \(format(submitOnly, "jobs/s")) (\(submitFaults) page faults; \(format(submitHere, "jobs/s")) and "
+          + "\(submitHereFaults) in this process); CPU per job \(String(format: "%.2f", oursCPU)) µs vs "
           + "\(String(format: "%.2f", theirsCPU)) µs (\(String(format: "%.1f", theirsCPU / oursCPU))×)")
 }
 print("")
@@ -438,13 +450,10 @@ print("  ratio JobQueue / OperationQueue     \(String(format: "%.1f", median(rat
 print("  CPU time per job (all threads)      \(String(format: "%.2f", median(queueCPU))) µs vs \(String(format: "%.2f", median(operationCPU))) µs, "
       + "\(String(format: "%.1f", median(operationCPU) / median(queueCPU)))× less")
 print("  JobQueue, submit(contentsOf:) 10k   \(format(median(batchedRates), "jobs/s")) end to end")
-print("  submit(contentsOf:) alone           \(format(median(submitRates), "jobs/s"))   (aim ≥ 4 M/s)")
-if submitRates.count >= 2 {
-    // A million queued jobs take ~250 MB: a run that has to grow the heap pays a page fault per 4 KiB (about half
-    // its time); one that finds the memory of an earlier run still mapped does not.
-    print("    first run                         \(format(submitRates[0], "jobs/s"))")
-    print("    later runs, median                \(format(median(Array(submitRates.dropFirst())), "jobs/s"))")
-}
+print("  submit(contentsOf:) alone           \(format(median(submitRates), "jobs/s"))   (aim ≥ 4 M/s; fresh processes)")
+// A million queued jobs take ~250 MB: each 4 KiB of it the process touches first costs a page fault, about half a
+// fresh run's time, and more when the kernel's fault handling is slow (it varies run to run on a shared machine).
+print("    in the bench's own process        \(format(median(submitHereRates), "jobs/s"))   (after the other parts)")
 
 let latencySamples = options.quick ? 40 : 200
 let (cancels, pauses) = controlLatencies(samples: latencySamples)
