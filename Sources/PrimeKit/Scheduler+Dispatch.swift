@@ -109,7 +109,8 @@ extension Scheduler {
     func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
         guard let lowest = s.slotPriorities.min(), lowest < priority.rawValue else { return }
         var victim: (JobPriority, KernelJob)?
-        for job in s.slots.joined() {
+        for listed in s.slots.joined() {
+            let job = listed.takeUnretainedValue()
             job.core.withLock(anchoredTo: job) { core in
                 guard core.priority < priority, victim == nil || core.priority < victim!.0 else { return }
                 if let kernel = core.pieces.first(where: { $0.onWorker && $0.kernel != nil })?.kernel {

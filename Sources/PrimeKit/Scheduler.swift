@@ -104,7 +104,7 @@ final class Scheduler: Sendable {
             let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
                 if !pending.isEmpty {
-                    s.slots[slot] = []
+                    s.slots[slot].removeAll(keepingCapacity: true)
                     s.slotPriorities[slot] = Int.max
                     while let report = pending.popLast() {
                         if let step = apply(report, &s, &effects) {
@@ -113,7 +113,7 @@ final class Scheduler: Sendable {
                         }
                         applied.append(report)
                     }
-                    if case .merge(let job, _) = followUp { s.slots[slot] = [job] }
+                    if case .merge(let job, _) = followUp { s.slots[slot].append(Unmanaged.passUnretained(job)) }
                     publishSlotPriorities(s)
                 }
                 defer { checkConditions(&s, &effects) }
@@ -139,8 +139,12 @@ final class Scheduler: Sendable {
                     }
                 }
                 if !batch.isEmpty {
-                    s.slots[slot] = batch.map(\.job)
-                    s.slotPriorities[slot] = batch.map(\.priority.rawValue).min() ?? Int.max
+                    var lowest = Int.max
+                    for index in batch.indices {
+                        s.slots[slot].append(Unmanaged.passUnretained(batch[index].job))
+                        lowest = min(lowest, batch[index].priority.rawValue)
+                    }
+                    s.slotPriorities[slot] = lowest
                     publishSlotPriorities(s)
                     return .run(batch)
                 }
