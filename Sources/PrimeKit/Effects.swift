@@ -11,13 +11,17 @@ struct Effects: Sendable {
         actions.append(action)
     }
 
-    mutating func tap(_ tap: QueueTap, finished job: Job, _ outcome: JobOutcome) {
-        self.tap = tap
+    /// A job's end for the queue's tap, when it has one. The tap is taken from `s` once per trip into the lock: a
+    /// copy per job would be three reference count operations on one object under the lock, per job.
+    mutating func tap(finished job: Job, _ outcome: JobOutcome, from s: borrowing SchedulerState) {
+        guard s.tap != nil else { return }
+        if tap == nil { tap = s.tap }
         finished.append(QueueTap.Ending(jobID: job.id, kind: job.kind, candidate: job.submitted, outcome: outcome))
     }
 
-    mutating func tap(_ tap: QueueTap, progress snapshot: JobProgress) {
-        self.tap = tap
+    /// A progress snapshot for the queue's tap (which `s` has).
+    mutating func tap(progress snapshot: JobProgress, from s: borrowing SchedulerState) {
+        if tap == nil { tap = s.tap }
         progress.append(snapshot)
     }
 

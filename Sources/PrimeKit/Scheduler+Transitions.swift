@@ -158,13 +158,13 @@ extension Scheduler {
 
     /// Sends a progress snapshot when somebody listens and the job's interval has passed.
     func publishProgress(_ job: Job, _ core: inout JobCore, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let tap = s.tapProgress ? s.tap : nil
-        guard core.hasProgressObservers || tap != nil else { return }
+        let tapping = s.tapProgress && s.tap != nil
+        guard core.hasProgressObservers || tapping else { return }
         let now = ContinuousClock.now
         if let last = core.lastPublish, last.duration(to: now) < job.progressInterval { return }
         core.lastPublish = now
         let snapshot = core.snapshot(jobID: job.id, state: core.state)
-        if let tap { effects.tap(tap, progress: snapshot) }
+        if tapping { effects.tap(progress: snapshot, from: s) }
         deliver(snapshot, &core, &effects)
     }
 
@@ -234,7 +234,7 @@ extension Scheduler {
         core.outcome = outcome
         let finalState = core.state
         // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
-        if let tap = s.tap { effects.tap(tap, finished: job, outcome) }
+        effects.tap(finished: job, outcome, from: s)
         for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
         core.cancelRequest = nil
         core.pauseRequest = nil
