@@ -25,16 +25,6 @@ enum JobOutcome: Sendable {
         case .failure, .cancelled: nil
         }
     }
-
-    /// The outcome as a `Result` (for a `kind` job that ended with a result or an error).
-    func resolved(kind: JobKind) -> Result<JobResult, any Error>? {
-        switch self {
-        case .success(let result): .success(result)
-        case .small(let answer): .success(answer.result(kind: kind))
-        case .failure(let error): .failure(error)
-        case .cancelled: nil
-        }
-    }
 }
 
 /// A Task waiting in `Job.wait(until:)`.
