@@ -27,6 +27,13 @@ enum JobOutcome: Sendable {
     }
 }
 
+/// A job's end as `Scheduler.finish` leaves it: the outcome, and the dependents to tell (taken from the job in
+/// the same hold of its lock).
+struct JobEnd: Sendable {
+    let outcome: JobOutcome
+    let dependents: [Job]
+}
+
 /// A Task waiting in `Job.wait(until:)`.
 struct StateWaiter: Sendable {
     let id: UInt64

@@ -11,7 +11,7 @@ extension Scheduler {
         switch report {
         case .stepped(let job, let piece, let step, let progress, let factors, let elapsed, let units):
             if step == .more { calibrate(elapsed: elapsed, units: units, &s) }
-            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces.update(piece) {
                     $0.onWorker = false
                     $0.progress = progress
@@ -24,16 +24,12 @@ extension Scheduler {
                 enqueue(job, &core, piece: piece, front: true, &s, &effects)
                 return nil
             }
-            if let outcome { propagate(job, outcome, &s, &effects) }
+            if let end { propagate(job, end, &s, &effects) }
             return nil
 
         case .finished(let job, let piece, let progress, let factors, let outcome):
             var mergeKernels: [KernelJob]?
-            // Whether the job may have dependents (they are kept in its extras): most small jobs have none, and
-            // `propagate` need not take the job's lock a second time to find that out.
-            var mayHaveDependents = true
-            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
-                mayHaveDependents = core.hasExtras
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces.update(piece) {
                     $0.onWorker = false
                     $0.finished = true
@@ -54,27 +50,27 @@ extension Scheduler {
                 publishProgress(job, &core, &s, &effects)
                 return nil
             }
-            if let outcome, mayHaveDependents { propagate(job, outcome, &s, &effects) }
+            if let end { propagate(job, end, &s, &effects) }
             if let mergeKernels { return .merge(job, mergeKernels) }
             return nil
 
         case .failed(let job, let piece, let error):
-            let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
                 core.pieces.update(piece) { $0.onWorker = false }
                 if core.pendingFailure == nil { core.pendingFailure = error }
                 if core.piecesOnWorkers == 0 { return settle(job, &core, &s, &effects) }
                 interruptPieces(core, &effects)
                 return nil
             }
-            if let outcome { propagate(job, outcome, &s, &effects) }
+            if let end { propagate(job, end, &s, &effects) }
             return nil
 
         case .merged(let job, let result):
-            let outcome: JobOutcome = job.core.withLock(anchoredTo: job) { core in
+            let end: JobEnd = job.core.withLock(anchoredTo: job) { core in
                 core.merging = false
                 return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
             }
-            propagate(job, outcome, &s, &effects)
+            propagate(job, end, &s, &effects)
             return nil
         }
     }
@@ -90,9 +86,9 @@ extension Scheduler {
     }
 
     /// A job with no piece on a worker acts on what was asked of it: fail, cancel, pause, or checkpoint.
-    /// Returns the outcome when the job finished.
+    /// Returns the job's end when it finished.
     func settle(_ job: Job, _ core: inout JobCore, _ s: inout SchedulerState, _ effects: inout Effects)
-        -> JobOutcome?
+        -> JobEnd?
     {
         guard core.piecesOnWorkers == 0, !core.merging, !core.state.isFinished else { return nil }
         if let error = core.pendingFailure {
@@ -209,14 +205,17 @@ extension Scheduler {
         }
     }
 
-    /// Ends a job: stores the outcome, wakes every awaiter and callback, frees the kernel jobs.
+    /// Ends a job: stores the outcome, wakes every awaiter and callback, frees the kernel jobs, and takes its
+    /// dependents, in the same hold of the job's lock that sets the outcome (after it none can be added).
     func finish(_ job: Job, _ core: inout JobCore, outcome: JobOutcome, _ s: inout SchedulerState,
-                        _ effects: inout Effects) -> JobOutcome {
+                        _ effects: inout Effects) -> JobEnd {
         unqueueAll(&core)
         let extras = core.hasExtras
         // `wait(until:)` callers are resumed with the awaiters of the result: after the callbacks.
         let stateWaiters = extras ? core.stateWaiters : []
         if extras { core.stateWaiters = [] }
+        let end = JobEnd(outcome: outcome, dependents: extras ? core.dependents : [])  // kept in the extras
+        if extras { core.dependents = [] }
         switch outcome {
         case .success, .small:
             if extras && core.hasProgressObservers {
@@ -239,7 +238,7 @@ extension Scheduler {
         core.cancelRequest = nil
         core.pauseRequest = nil
         // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs).
-        guard extras else { return outcome }
+        guard extras else { return end }
 
         let pauseWaiters = core.pauseWaiters
         let checkpointWaiters = core.checkpointWaiters
@@ -263,7 +262,7 @@ extension Scheduler {
             if !stateWaiters.isEmpty {
                 effects.add { for waiter in stateWaiters { waiter.continuation.resume(returning: finalState) } }
             }
-            return outcome
+            return end
         }
         let notFinishedYet = PrimeKitError(code: .invalidState, message: "job \(job.id) finished before it stopped")
         core.announcing = true
@@ -297,19 +296,14 @@ extension Scheduler {
                 if let saved { waiter.resume(returning: saved) } else { waiter.resume(throwing: notFinishedYet) }
             }
         }
-        return outcome
+        return end
     }
 
-    /// Passes a finished job's outcome to its dependents: success releases them, failure and cancellation cancel
-    /// them with this job as the cause (transitively).
-    func propagate(_ job: Job, _ outcome: JobOutcome, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let dependents = job.core.withLock(anchoredTo: job) { core -> [Job] in
-            guard core.hasExtras else { return [] }  // dependents are kept in the extras
-            defer { core.dependents = [] }
-            return core.dependents
-        }
-        for dependent in dependents {
-            switch outcome {
+    /// Passes a finished job's outcome to the dependents `finish` took: success releases them, failure and
+    /// cancellation cancel them with this job as the cause (transitively).
+    func propagate(_ job: Job, _ end: JobEnd, _ s: inout SchedulerState, _ effects: inout Effects) {
+        for dependent in end.dependents {
+            switch end.outcome {
             case .success, .small:
                 dependent.core.withLock(anchoredTo: dependent) { core in
                     core.unmetDependencies -= 1
@@ -326,7 +320,7 @@ extension Scheduler {
     }
 
     func cancel(_ job: Job, reason: CancellationReason, _ s: inout SchedulerState, _ effects: inout Effects) {
-        let outcome: JobOutcome? = job.core.withLock(anchoredTo: job) { core in
+        let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
             guard !core.state.isFinished, core.cancelRequest == nil else { return nil }
             core.cancelRequest = reason
             if core.piecesOnWorkers == 0 && !core.merging {
@@ -335,7 +329,7 @@ extension Scheduler {
             interruptPieces(core, &effects)
             return nil
         }
-        if let outcome { propagate(job, outcome, &s, &effects) }
+        if let end { propagate(job, end, &s, &effects) }
     }
 
     func checkConditions(_ s: inout SchedulerState, _ effects: inout Effects) {
