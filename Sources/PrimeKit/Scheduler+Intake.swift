@@ -62,20 +62,12 @@ extension Scheduler {
         taken.reserveCapacity(s.intakeSpare.count)
         for index in s.intakeSpare.indices {
             let job = s.intakeSpare[index]
+            s.counts.pending += 1
             s.clock += 1
             taken.append(job.core.withLock(anchoredTo: job) { core in
                 core.inIntake = false
-                if core.hasExtras {
-                    // Somebody may wait for `ready` or `running`: the two steps, as `transition` tells them.
-                    s.counts.pending += 1
-                    transition(job, &core, to: .ready, &s, &effects)
-                    transition(job, &core, to: .running, &s, &effects)
-                } else {
-                    // Nobody can see the steps in between (the queue's lock is held): pending → running at once.
-                    precondition(core.state == .pending, "PrimeKit: a job in the intake is \(core.state)")
-                    core.state = .running
-                    s.counts.running += 1
-                }
+                transition(job, &core, to: .ready, &s, &effects)
+                transition(job, &core, to: .running, &s, &effects)
                 return core.pieces.update(0) { piece in
                     piece.onWorker = true
                     return Assignment(
