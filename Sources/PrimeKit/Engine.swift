@@ -271,25 +271,11 @@ public final class Engine: Sendable {
             // Read in place by index, each part once: every copy of an outcome is a retain of its result.
             for index in finished.indices {
                 let jobID = finished[index].jobID
-                let ending: JobCompletion.Outcome
-                var failure: PrimeKitError?
-                switch finished[index].outcome {
-                case .small(let answer):
-                    let completion = JobCompletion(jobID: jobID, kind: finished[index].kind, small: answer)
-                    if store != nil { completions.append(completion) }
-                    ends.append(.finished(completion))
-                    continue
-                case .success(let result): ending = .succeeded(result)
-                case .failure(let error):
-                    ending = .failed(error)
-                    failure = error
-                case .cancelled(let reason): ending = .cancelled(reason)
-                }
                 let completion = JobCompletion(jobID: jobID, kind: finished[index].kind,
-                                               candidate: finished[index].candidate, outcome: ending)
+                                               candidate: finished[index].candidate, ending: finished[index].outcome)
                 if store != nil { completions.append(completion) }
                 ends.append(.finished(consume completion))
-                if let failure {
+                if case .failure(let failure) = finished[index].outcome {
                     ends.append(.error(EngineError(.jobFailed, "job \(jobID) failed: \(failure.message)",
                                                    jobID: jobID, underlying: failure)))
                     withErrors = true

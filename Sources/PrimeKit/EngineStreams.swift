@@ -97,25 +97,23 @@ public struct JobCompletion: Sendable {
     }
     private let stored: Stored
 
-    init(jobID: JobID, kind: JobKind, candidate: JobCandidate, outcome: Outcome) {
+    /// A job's end as the queue has it (a small job's success stays its answer).
+    init(jobID: JobID, kind: JobKind, candidate: JobCandidate, ending: JobOutcome) {
         self.jobID = jobID
         self.kind = kind
-        if case .succeeded(let result) = outcome, let answer = result.smallAnswer(kind: kind) {
-            stored = .small(answer)
-        } else {
-            stored = .full(candidate, outcome)
+        switch ending {
+        case .small(let answer): stored = .small(answer)
+        case .success(let result): stored = .full(candidate, .succeeded(result))
+        case .failure(let error): stored = .full(candidate, .failed(error))
+        case .cancelled(let reason): stored = .full(candidate, .cancelled(reason))
         }
     }
 
-    /// A small job's success.
-    init(jobID: JobID, kind: JobKind, small answer: SmallAnswer) {
+    /// A completion as the store recovers it.
+    init(jobID: JobID, kind: JobKind, candidate: String, outcome: Outcome) {
         self.jobID = jobID
         self.kind = kind
-        stored = .small(answer)
-    }
-
-    init(jobID: JobID, kind: JobKind, candidate: String, outcome: Outcome) {
-        self.init(jobID: jobID, kind: kind, candidate: JobCandidate(text: candidate, value: nil), outcome: outcome)
+        stored = .full(JobCandidate(text: candidate, value: nil), outcome)
     }
 
     /// The state it ended in.

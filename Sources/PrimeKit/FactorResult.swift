@@ -55,11 +55,6 @@ public struct FactorResult: Sendable, Hashable, Codable {
         case small(SmallAnswer)
     }
     private let storedFactors: Factors
-    /// The kernel's answer below 2^32 this result was made from, if it was.
-    var smallAnswer: SmallAnswer? {
-        if case .small(let answer) = storedFactors { return answer }
-        return nil
-    }
     /// The factors when they are stored as a list (nil when they are written out on read).
     var listedFactors: [PrimeFactor]? {
         if case .list(let list) = storedFactors { return list }

@@ -236,15 +236,8 @@ struct JobCore: Sendable {
             factors += piece.factors
         }
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
-        // A small job's answer keeps its factors until they are read (see `FactorResult.factors`).
-        if factors.isEmpty {
-            switch outcome {
-            case .small(let answer): factors = answer.primeFactors()
-            case .success(let result):
-                if let answer = result.factorization, answer.listedFactors == nil { factors = answer.factors }
-            case .failure, .cancelled, nil: break
-            }
-        }
+        // A small job's answer keeps its factors until they are read (any other job's are in its pieces).
+        if factors.isEmpty, case .small(let answer) = outcome { factors = answer.primeFactors() }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
         }

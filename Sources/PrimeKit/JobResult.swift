@@ -19,16 +19,6 @@ public indirect enum JobResult: Sendable, Hashable {
         return nil
     }
 
-    /// The kernel's answer below 2^32 this result of a `kind` job was made from, if it was: then
-    /// `SmallAnswer.result(kind:)` makes an equal result again.
-    func smallAnswer(kind: JobKind) -> SmallAnswer? {
-        switch (self, kind) {
-        case (.factorization(let result), .factor): result.smallAnswer
-        case (.primality(let result), .isPrime): result.smallAnswer
-        default: nil
-        }
-    }
-
     /// The candidate, decimal.
     public var candidate: String {
         switch self {

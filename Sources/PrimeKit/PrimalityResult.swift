@@ -47,12 +47,6 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     }
     private let divisors: Divisors?
 
-    /// The kernel's answer below 2^32 this result was made from, if it was.
-    var smallAnswer: SmallAnswer? {
-        if case .small(let answer) = divisors { return answer }
-        return nil
-    }
-
     /// Creates a result.
     public init(candidate: String, isPrime: Bool?, complete: Bool = true, progress: Double = 100,
                 factors: [String]?, divisorCount: Int?, factorization: FactorResult? = nil) {
