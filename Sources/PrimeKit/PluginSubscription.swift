@@ -26,6 +26,12 @@ final class PluginSubscription: @unchecked Sendable {
     private enum Run {
         case one(EngineEvent)
         case many(ArraySlice<EngineEvent>)
+
+        /// The events it holds.
+        var count: Int {
+            if case .many(let events) = self { return events.count }
+            return 1
+        }
     }
 
     let name: String
@@ -218,19 +224,15 @@ final class PluginSubscription: @unchecked Sendable {
     private func dropOldest(_ count: Int) {
         var left = count
         while left > 0, let head = optional.first {
-            switch head.1 {
-            case .one:
+            let gone = min(left, head.1.count)
+            if gone == head.1.count {
                 optional.removeFirst()
-                left -= 1
-                optionalCount -= 1
-                dropped += 1
-            case .many(let run):
-                let gone = min(left, run.count)
-                if gone == run.count { optional.removeFirst() } else { optional[optional.startIndex].1 = .many(run.dropFirst(gone)) }
-                left -= gone
-                optionalCount -= gone
-                dropped += gone
+            } else if case .many(let run) = head.1 {
+                optional[optional.startIndex].1 = .many(run.dropFirst(gone))
             }
+            left -= gone
+            optionalCount -= gone
+            dropped += gone
         }
     }
 
@@ -251,7 +253,7 @@ final class PluginSubscription: @unchecked Sendable {
         while true {
             if let head = optional.first, slots.first.map({ head.0 < $0.0 }) ?? true {
                 let run = optional.removeFirst().1
-                if case .many(let events) = run { optionalCount -= events.count } else { optionalCount -= 1 }
+                optionalCount -= run.count
                 return run
             }
             guard let slot = slots.popFirst() else { return nil }
@@ -284,7 +286,7 @@ final class PluginSubscription: @unchecked Sendable {
             count = 1
         }
         while count < Self.batchLimit, let next = takeNext() {
-            if case .many(let events) = next { count += events.count } else { count += 1 }
+            count += next.count
             batch.append(next)
         }
         return count
