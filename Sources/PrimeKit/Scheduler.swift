@@ -90,17 +90,17 @@ final class Scheduler: Sendable {
     static let batchLimit = 256
 
     func runWorker(_ parker: Parker, slot: Int) {
+        // Each report is moved out of `pending` (a copy would retain its job and result once more), applied, and
+        // moved into `applied`, which keeps its job alive until the lock is released: a job whose handle nobody kept
+        // is freed outside the lock. `pending` is in reverse order (see `.run` below). The three arrays trade
+        // buffers and keep their capacity from trip to trip.
         var reports: [SliceReport] = []
+        var pending: [SliceReport] = []
+        var applied: [SliceReport] = []
         var mayIdleSpin = true
         while true {
             var effects = Effects()
-            // Each report is moved out of `pending` (a copy would retain its job and result once more), applied, and
-            // moved into `applied`, which keeps its job alive until the lock is released: a job whose handle nobody
-            // kept is freed outside the lock. `pending` is in reverse order (see `.run` below).
-            var pending: [SliceReport] = []
             swap(&pending, &reports)
-            var applied: [SliceReport] = []
-            applied.reserveCapacity(pending.count)
             let next: WorkerStep = state.withLock(anchoredTo: self) { s in
                 var followUp: WorkerStep?
                 if !pending.isEmpty {
@@ -161,6 +161,7 @@ final class Scheduler: Sendable {
                 return .park
             }
             effects.run()
+            applied.removeAll(keepingCapacity: true)
             switch next {
             case .run(let batch):
                 mayIdleSpin = true
