@@ -23,15 +23,15 @@ PRIMEKIT_BIN ?= $(CURDIR)/.build/release/primekit
 all: deps
 	$(MAKE) -C bindings/c
 
-# GMP is the one external C library. Install it when it is missing (as root),
+# GMP and GMP-ECM are the external C libraries. Install them when missing (as root),
 # or say the one command that does.
 deps:
-	@if ! printf '#include <gmp.h>\nint main(void){return 0;}\n' | cc -x c - -o /dev/null -lgmp 2>/dev/null; then \
+	@if ! printf '#include <gmp.h>\n#include <ecm.h>\nint main(void){return 0;}\n' | cc -x c - -o /dev/null -lecm -lgmp 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "libgmp-dev is missing: installing it"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgmp-dev >/dev/null; \
+	    echo "libgmp-dev or libecm1-dev is missing: installing them"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgmp-dev libecm1-dev >/dev/null; \
 	  else \
-	    echo "libgmp-dev is missing. Install it with: sudo apt-get update && sudo apt-get install -y libgmp-dev"; \
+	    echo "libgmp-dev or libecm1-dev is missing. Install them with: sudo apt-get update && sudo apt-get install -y libgmp-dev libecm1-dev"; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -25,7 +25,7 @@ let package = Package(
             sources: ["CKernel"],
             publicHeadersPath: "include",
             cSettings: [.headerSearchPath("CKernel")],
-            linkerSettings: [.linkedLibrary("gmp")]
+            linkerSettings: [.linkedLibrary("ecm"), .linkedLibrary("gmp")]
         ),
         .target(
             name: "PrimeKit",
