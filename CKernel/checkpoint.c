@@ -19,17 +19,30 @@
  *   window-residue <decimal: product of the window's primes mod cofactor; 1 when none>
  *   checksum <16 lower-case hex digits: FNV-1a 64 of every byte before this line>
  *
+ * Version 2 (written for complete jobs; trial-division jobs keep writing
+ * version 1, which says all there is about them) has the same lines, with a
+ * certainty on each factor line and the later stages' lines before the
+ * checksum:
+ *   factor <prime> <exponent> <pk_certainty>
+ *   ...
+ *   mode <pk_mode>
+ *   limits <ecm-digits> <work-limit>
+ *   stage, pipe-work, parts, part..., split   (job/pipeline.h)
+ *
  * Lines end in "\n". Every field is required, in this order; restoring checks
  * the checksum first, then the syntax, then that the state is consistent.
+ * Version 1 restores as a trial-division job.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pk_internal.h"
+#include "job/codec.h"
+#include "job/pipeline.h"
 
 #define PK_CHECKPOINT_MAGIC "primekit-checkpoint "
-#define PK_CHECKPOINT_VERSION 1
+#define PK_CHECKPOINT_VERSION 2   /* the newest; 1 is still read */
 
 uint64_t pk_checkpoint_checksum(const char *s, size_t n)
 {
@@ -41,111 +54,72 @@ uint64_t pk_checkpoint_checksum(const char *s, size_t n)
     return h;
 }
 
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_reserve(sbuf *b, size_t more)
+static int render(const pk_job *job, pk_sbuf *out)
 {
-    if (b->failed || b->len + more + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-        b->failed = 1;
-        return;
-    }
-    b->s = s;
-    b->cap = cap;
-}
-
-static void sb_text(sbuf *b, const char *t)
-{
-    size_t n = strlen(t);
-    sb_reserve(b, n);
-    if (b->failed)
-        return;
-    memcpy(b->s + b->len, t, n + 1);
-    b->len += n;
-}
-
-static void sb_u64(sbuf *b, const char *key, uint64_t v)
-{
+    pk_sbuf b = {0};
     char line[64];
-    snprintf(line, sizeof line, "%s %llu\n", key, (unsigned long long)v);
-    sb_text(b, line);
-}
-
-static void sb_mpz(sbuf *b, const mpz_t v)
-{
-    sb_reserve(b, mpz_sizeinbase(v, 10) + 1);
-    if (b->failed)
-        return;
-    mpz_get_str(b->s + b->len, 10, v);
-    b->len += strlen(b->s + b->len);
-}
-
-static int render(const pk_job *job, sbuf *out)
-{
-    sbuf b = {0};
-    char line[64];
-    snprintf(line, sizeof line, PK_CHECKPOINT_MAGIC "%d\n", PK_CHECKPOINT_VERSION);
-    sb_text(&b, line);
-    sb_text(&b, "candidate ");
+    int version = job->mode == PK_MODE_COMPLETE ? 2 : 1;
+    snprintf(line, sizeof line, PK_CHECKPOINT_MAGIC "%d\n", version);
+    pk_sb_text(&b, line);
+    pk_sb_text(&b, "candidate ");
     if (job->n_text)
-        sb_text(&b, job->n_text);
+        pk_sb_text(&b, job->n_text);
     else
-        sb_mpz(&b, job->n);
-    sb_text(&b, "\n");
-    sb_u64(&b, "from", job->from);
-    sb_u64(&b, "bound", job->bound);
-    sb_u64(&b, "bpsw-digits", job->bpsw_digits);
-    sb_u64(&b, "next", job->next);
-    sb_u64(&b, "tested", job->tested);
-    sb_u64(&b, "work", job->work);
+        pk_sb_mpz(&b, job->n);
+    pk_sb_text(&b, "\n");
+    pk_sb_u64(&b, "from", job->from);
+    pk_sb_u64(&b, "bound", job->bound);
+    pk_sb_u64(&b, "bpsw-digits", job->bpsw_digits);
+    pk_sb_u64(&b, "next", job->next);
+    pk_sb_u64(&b, "tested", job->tested);
+    pk_sb_u64(&b, "work", job->work);
     uint64_t bits;
     memcpy(&bits, &job->percent, sizeof bits);
     snprintf(line, sizeof line, "percent %016llx\n", (unsigned long long)bits);
-    sb_text(&b, line);
-    sb_u64(&b, "done", (uint64_t)job->done);
-    sb_u64(&b, "status", job->done ? (uint64_t)job->cof_status : 0);
-    sb_u64(&b, "factors", job->factor_count);
+    pk_sb_text(&b, line);
+    pk_sb_u64(&b, "done", (uint64_t)job->done);
+    pk_sb_u64(&b, "status", job->done ? (uint64_t)job->cof_status : 0);
+    pk_sb_u64(&b, "factors", job->factor_count);
     for (size_t i = 0; i < job->factor_count; i++) {
-        sb_text(&b, "factor ");
-        sb_mpz(&b, job->factors[i].prime);
-        snprintf(line, sizeof line, " %llu\n", (unsigned long long)job->factors[i].exponent);
-        sb_text(&b, line);
+        pk_sb_text(&b, "factor ");
+        pk_sb_mpz(&b, job->factors[i].prime);
+        pk_sb_u64_word(&b, job->factors[i].exponent);
+        if (version >= 2)
+            pk_sb_u64_word(&b, (uint64_t)job->factors[i].certainty);
+        pk_sb_text(&b, "\n");
     }
-    sb_text(&b, "cofactor ");
+    pk_sb_text(&b, "cofactor ");
     if (job->n_text && mpz_cmp(job->cof, job->n) == 0)
-        sb_text(&b, job->n_text);
+        pk_sb_text(&b, job->n_text);
     else
-        sb_mpz(&b, job->cof);
-    sb_text(&b, "\n");
+        pk_sb_mpz(&b, job->cof);
+    pk_sb_text(&b, "\n");
     int open = job->win_open && job->win_pos > job->next;
     snprintf(line, sizeof line, "window %llu %llu %llu %llu\n",
              (unsigned long long)(open ? job->next : 0), (unsigned long long)(open ? job->win_pos : 0),
              (unsigned long long)(open ? job->win_tested : 0),
              (unsigned long long)(open ? job->win_work : 0));
-    sb_text(&b, line);
-    sb_text(&b, "window-residue ");
+    pk_sb_text(&b, line);
+    pk_sb_text(&b, "window-residue ");
     if (open) {
         mpz_t res;
         mpz_init(res);
         pk_tdgmp_window_residue(job, res);
-        sb_mpz(&b, res);
+        pk_sb_mpz(&b, res);
         mpz_clear(res);
     } else {
-        sb_text(&b, "1");
+        pk_sb_text(&b, "1");
     }
-    sb_text(&b, "\n");
+    pk_sb_text(&b, "\n");
+    if (version >= 2) {
+        pk_sb_u64(&b, "mode", (uint64_t)job->mode);
+        snprintf(line, sizeof line, "limits %u %llu\n", job->ecm_digits, (unsigned long long)job->work_limit);
+        pk_sb_text(&b, line);
+        pk_pipe_save(job, &b);
+    }
     if (!b.failed) {
         snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pk_checkpoint_checksum(b.s, b.len));
-        sb_text(&b, line);
+        pk_sb_text(&b, line);
     }
     if (b.failed) {
         free(b.s);
@@ -163,7 +137,7 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
        revision (the cache is not shared between threads: see the header). */
     pk_job *cache = (pk_job *)job;
     if (!job->ckpt_text || job->ckpt_revision != job->revision) {
-        sbuf b;
+        pk_sbuf b;
         int rc = render(job, &b);
         if (rc != PK_OK)
             return rc;
@@ -176,42 +150,6 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
 }
 
 /* ------------------------------------------------------------ restore */
-
-typedef struct reader {
-    const char *p, *end;
-} reader;
-
-/* Read "key " and return the value up to the end of the line. */
-static int field(reader *r, const char *key, const char **val, size_t *vlen)
-{
-    size_t k = strlen(key);
-    if ((size_t)(r->end - r->p) < k + 1 || memcmp(r->p, key, k) != 0 || r->p[k] != ' ')
-        return PK_E_CHECKPOINT;
-    const char *v = r->p + k + 1;
-    const char *nl = memchr(v, '\n', (size_t)(r->end - v));
-    if (!nl)
-        return PK_E_CHECKPOINT;
-    *val = v;
-    *vlen = (size_t)(nl - v);
-    r->p = nl + 1;
-    return PK_OK;
-}
-
-static int field_u64(reader *r, const char *key, uint64_t *out)
-{
-    const char *v;
-    size_t n;
-    int rc = field(r, key, &v, &n);
-    if (rc != PK_OK)
-        return rc;
-    if (!pk_is_canonical_decimal(v, n) || n > 20)
-        return PK_E_CHECKPOINT;
-    uint64_t x;
-    if (pk_parse_u64_saturating(v, n, &x) != PK_OK || x == PK_U64_MAX)
-        return PK_E_CHECKPOINT;
-    *out = x;
-    return PK_OK;
-}
 
 static int parse_hex64(const char *v, size_t n, uint64_t *out)
 {
@@ -229,52 +167,19 @@ static int parse_hex64(const char *v, size_t n, uint64_t *out)
     return PK_OK;
 }
 
-static int field_hex64(reader *r, const char *key, uint64_t *out)
+static int field_hex64(pk_reader *r, const char *key, uint64_t *out)
 {
     const char *v;
     size_t n;
-    int rc = field(r, key, &v, &n);
+    int rc = pk_field(r, key, &v, &n);
     return rc != PK_OK ? rc : parse_hex64(v, n, out);
 }
 
-/* Split "a b c d" into exactly count canonical u64 values. */
-static int parse_u64_list(const char *v, size_t n, uint64_t *out, int count)
-{
-    for (int i = 0; i < count; i++) {
-        const char *sp = i + 1 < count ? memchr(v, ' ', n) : v + n;
-        if (!sp)
-            return PK_E_CHECKPOINT;
-        size_t len = (size_t)(sp - v);
-        if (!pk_is_canonical_decimal(v, len) || len > 20 ||
-            pk_parse_u64_saturating(v, len, &out[i]) != PK_OK || out[i] == PK_U64_MAX)
-            return PK_E_CHECKPOINT;
-        if (i + 1 < count) {
-            n -= len + 1;
-            v = sp + 1;
-        }
-    }
-    return PK_OK;
-}
-
-static int set_mpz(mpz_t z, const char *v, size_t n)
-{
-    if (!pk_is_canonical_decimal(v, n))
-        return PK_E_CHECKPOINT;
-    char *tmp = malloc(n + 1);
-    if (!tmp)
-        return PK_E_NOMEM;
-    memcpy(tmp, v, n);
-    tmp[n] = '\0';
-    int ok = mpz_set_str(z, tmp, 10) == 0;
-    free(tmp);
-    return ok ? PK_OK : PK_E_CHECKPOINT;
-}
-
-static int parse(pk_job *job, reader *r, const pk_options *o)
+static int parse(pk_job *job, pk_reader *r, const pk_options *o, uint64_t version)
 {
     const char *v;
     size_t n;
-    int rc = field(r, "candidate", &v, &n);
+    int rc = pk_field(r, "candidate", &v, &n);
     if (rc != PK_OK)
         return rc;
     if (n > o->max_digits && pk_is_canonical_decimal(v, n))
@@ -284,16 +189,16 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
     if ((rc = pk_job_set_candidate(job, v, n)) != PK_OK)
         return rc == PK_E_PARSE ? PK_E_CHECKPOINT : rc;
     uint64_t bpsw, percent, done, status, count;
-    if ((rc = field_u64(r, "from", &job->from)) != PK_OK ||
-        (rc = field_u64(r, "bound", &job->bound)) != PK_OK ||
-        (rc = field_u64(r, "bpsw-digits", &bpsw)) != PK_OK ||
-        (rc = field_u64(r, "next", &job->next)) != PK_OK ||
-        (rc = field_u64(r, "tested", &job->tested)) != PK_OK ||
-        (rc = field_u64(r, "work", &job->work)) != PK_OK ||
+    if ((rc = pk_field_u64(r, "from", &job->from)) != PK_OK ||
+        (rc = pk_field_u64(r, "bound", &job->bound)) != PK_OK ||
+        (rc = pk_field_u64(r, "bpsw-digits", &bpsw)) != PK_OK ||
+        (rc = pk_field_u64(r, "next", &job->next)) != PK_OK ||
+        (rc = pk_field_u64(r, "tested", &job->tested)) != PK_OK ||
+        (rc = pk_field_u64(r, "work", &job->work)) != PK_OK ||
         (rc = field_hex64(r, "percent", &percent)) != PK_OK ||
-        (rc = field_u64(r, "done", &done)) != PK_OK ||
-        (rc = field_u64(r, "status", &status)) != PK_OK ||
-        (rc = field_u64(r, "factors", &count)) != PK_OK)
+        (rc = pk_field_u64(r, "done", &done)) != PK_OK ||
+        (rc = pk_field_u64(r, "status", &status)) != PK_OK ||
+        (rc = pk_field_u64(r, "factors", &count)) != PK_OK)
         return rc;
     if (bpsw > SIZE_MAX)
         return PK_E_CHECKPOINT_STATE;
@@ -312,45 +217,42 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
     mpz_t p;
     mpz_init(p);
     for (uint64_t i = 0; i < count && rc == PK_OK; i++) {
-        rc = field(r, "factor", &v, &n);
+        rc = pk_field(r, "factor", &v, &n);
         if (rc != PK_OK)
             break;
-        const char *sp = memchr(v, ' ', n);
-        if (!sp) {
+        const char *end = v + n, *w;
+        size_t wl;
+        uint64_t e, certainty = PK_CERTAINTY_PROVEN;
+        if ((rc = pk_next_word(&v, end, &w, &wl)) != PK_OK || (rc = pk_set_mpz(p, w, wl)) != PK_OK)
+            break;
+        if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &e) != PK_OK ||
+            (version >= 2 && (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &certainty) != PK_OK)) ||
+            v != end) {
             rc = PK_E_CHECKPOINT;
             break;
         }
-        size_t plen = (size_t)(sp - v), elen = n - plen - 1;
-        uint64_t e;
-        if ((rc = set_mpz(p, v, plen)) != PK_OK)
-            break;
-        if (!pk_is_canonical_decimal(sp + 1, elen) || elen > 20 ||
-            pk_parse_u64_saturating(sp + 1, elen, &e) != PK_OK || e == PK_U64_MAX) {
-            rc = PK_E_CHECKPOINT;
-            break;
-        }
-        if (e == 0 || mpz_cmp_ui(p, 2) < 0 ||
+        if (e == 0 || mpz_cmp_ui(p, 2) < 0 || certainty > PK_CERTAINTY_PROBABLE ||
             (job->factor_count && mpz_cmp(job->factors[job->factor_count - 1].prime, p) >= 0)) {
             rc = PK_E_CHECKPOINT_STATE;
             break;
         }
-        rc = pk_job_add_factor(job, p, e);
+        rc = pk_job_add_prime(job, p, e, (int)certainty);
     }
     mpz_clear(p);
     if (rc != PK_OK)
         return rc;
-    if ((rc = field(r, "cofactor", &v, &n)) != PK_OK)
+    if ((rc = pk_field(r, "cofactor", &v, &n)) != PK_OK)
         return rc;
-    if ((rc = set_mpz(job->cof, v, n)) != PK_OK)
+    if ((rc = pk_set_mpz(job->cof, v, n)) != PK_OK)
         return rc;
     uint64_t w[4];
-    if ((rc = field(r, "window", &v, &n)) != PK_OK || (rc = parse_u64_list(v, n, w, 4)) != PK_OK)
+    if ((rc = pk_field(r, "window", &v, &n)) != PK_OK || (rc = pk_parse_u64_list(v, n, w, 4)) != PK_OK)
         return rc;
-    if ((rc = field(r, "window-residue", &v, &n)) != PK_OK)
+    if ((rc = pk_field(r, "window-residue", &v, &n)) != PK_OK)
         return rc;
     mpz_t res;
     mpz_init(res);
-    rc = set_mpz(res, v, n);
+    rc = pk_set_mpz(res, v, n);
     if (rc == PK_OK && w[0] == 0) {
         if (w[1] || w[2] || w[3] || mpz_cmp_ui(res, 1) != 0)
             rc = PK_E_CHECKPOINT_STATE;
@@ -364,6 +266,22 @@ static int parse(pk_job *job, reader *r, const pk_options *o)
     mpz_clear(res);
     if (rc != PK_OK)
         return rc;
+    job->mode = PK_MODE_TRIAL;
+    if (version >= 2) {
+        uint64_t mode, lim[2];
+        if ((rc = pk_field_u64(r, "mode", &mode)) != PK_OK || (rc = pk_field(r, "limits", &v, &n)) != PK_OK ||
+            (rc = pk_parse_u64_list(v, n, lim, 2)) != PK_OK)
+            return rc;
+        if (mode > PK_MODE_TRIAL || lim[0] > 70)
+            return PK_E_CHECKPOINT_STATE;
+        job->mode = (int)mode;
+        job->ecm_digits = (unsigned)lim[0];
+        job->work_limit = lim[1];
+        if ((rc = pk_pipe_load(job, r)) != PK_OK)
+            return rc;
+        if (job->pipe && (w[0] != 0 || job->mode != PK_MODE_COMPLETE))
+            return PK_E_CHECKPOINT_STATE; /* the window is trial division's */
+    }
     return r->p == r->end ? PK_OK : PK_E_CHECKPOINT;
 }
 
@@ -386,7 +304,14 @@ static int validate(pk_job *job)
     mpz_init_set(prod, job->cof);
     for (size_t i = 0; i < job->factor_count && rc == PK_OK; i++) {
         const pk_factor *f = &job->factors[i];
-        if (pk_bpsw(f->prime) == 0 || f->exponent > mpz_sizeinbase(job->n, 2)) {
+        int prime = pk_bpsw(f->prime);
+        if (prime == 0 || f->exponent > mpz_sizeinbase(job->n, 2)) {
+            rc = PK_E_CHECKPOINT_STATE;
+            break;
+        }
+        /* Probable means a BPSW pass above 2^64; proven above 2^64 is trial division's proof. */
+        if (f->certainty == PK_CERTAINTY_PROBABLE ? prime != 1
+                                                  : prime == 1 && !pk_job_trial_proves(job, f->prime)) {
             rc = PK_E_CHECKPOINT_STATE;
             break;
         }
@@ -403,7 +328,9 @@ static int validate(pk_job *job)
     mpz_clear(prod);
     /* A finished job's status is the one its end concluded from the same state (the BPSW test costs what it cost
        then); a cofactor that end would have proven prime would be in the factor list. */
-    if (rc == PK_OK && job->done && mpz_cmp_ui(job->cof, 1) != 0) {
+    if (rc == PK_OK && job->mode == PK_MODE_COMPLETE)
+        rc = pk_pipe_check(job);
+    if (rc == PK_OK && job->mode == PK_MODE_TRIAL && job->done && mpz_cmp_ui(job->cof, 1) != 0) {
         int expected = pk_job_classify_cofactor(job);
         if (expected == PK_COFACTOR_ONE || expected != job->cof_status)
             rc = PK_E_CHECKPOINT_STATE;
@@ -435,7 +362,7 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
     uint64_t version;
     if (vlen == 0 || vlen > 9 || pk_parse_u64_saturating(ver, vlen, &version) != PK_OK)
         return PK_E_CHECKPOINT;
-    if (version != PK_CHECKPOINT_VERSION)
+    if (version < 1 || version > PK_CHECKPOINT_VERSION)
         return PK_E_CHECKPOINT_VERSION;
 
     /* Checksum: the last line. */
@@ -455,8 +382,8 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
     pk_job *job = pk_job_alloc();
     if (!job)
         return PK_E_NOMEM;
-    reader r = {nl + 1, text + last};
-    rc = parse(job, &r, &o);
+    pk_reader r = {nl + 1, text + last};
+    rc = parse(job, &r, &o, version);
     if (rc == PK_OK)
         rc = validate(job);
     if (rc != PK_OK) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pk_internal.h"
+#include "job/pipeline.h"
 
 _Static_assert(sizeof(unsigned long) == 8, "the kernel assumes an LP64 platform");
 
@@ -19,6 +20,7 @@ pk_job *pk_job_alloc(void)
     pk_sieve_init(&job->sieve);
     job->max_digits = PK_DEFAULT_MAX_DIGITS;
     job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
+    job->mode = PK_MODE_TRIAL; /* configure or restore sets the job's own */
     return job;
 }
 
@@ -34,6 +36,7 @@ void pk_job_destroy(pk_job *job)
     mpz_clear(job->n);
     mpz_clear(job->cof);
     pk_tdgmp_release(job);
+    pk_pipe_free(job->pipe);
     pk_sieve_free(&job->sieve);
     free(job);
 }
@@ -49,6 +52,14 @@ int pk_job_take_interrupt(pk_job *job)
     if (!atomic_load_explicit(&job->interrupt, memory_order_relaxed))
         return 0;
     return atomic_exchange_explicit(&job->interrupt, 0, memory_order_acq_rel) != 0;
+}
+
+int pk_job_poll(pk_job *job)
+{
+    job->polls++;
+    if (job->poll_trap && job->polls == job->poll_trap)
+        pk_job_interrupt(job);
+    return pk_job_take_interrupt(job);
 }
 
 /* min(cap, floor(sqrt(v))) without a square root of a huge v. */
@@ -98,11 +109,18 @@ void pk_job_update_percent(pk_job *job)
         if (p > 99.999)
             p = 99.999;
     }
+    if (job->mode == PK_MODE_COMPLETE && !job->done)
+        p = job->pipe ? pk_pipe_percent(job) : p * 0.1; /* trial division: the first tenth */
     if (p > job->percent)
         job->percent = p;
 }
 
 int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e)
+{
+    return pk_job_add_prime(job, p, e, PK_CERTAINTY_PROVEN);
+}
+
+int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty)
 {
     size_t i = 0;
     while (i < job->factor_count && mpz_cmp(job->factors[i].prime, p) < 0)
@@ -122,6 +140,7 @@ int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e)
     memmove(&job->factors[i + 1], &job->factors[i], (job->factor_count - i) * sizeof *job->factors);
     mpz_init_set(job->factors[i].prime, p);
     job->factors[i].exponent = e;
+    job->factors[i].certainty = certainty;
     job->factor_count++;
     return PK_OK;
 }
@@ -150,27 +169,37 @@ int pk_job_divide_out(pk_job *job, uint64_t d)
     return 1;
 }
 
+int pk_job_trial_proves(const pk_job *job, const mpz_t v)
+{
+    int proven = 0;
+    if (job->from <= 2) {
+        if (mpz_sizeinbase(v, 2) <= 64) {
+            pk_u128 sq = (pk_u128)job->next * job->next;
+            proven = sq > (pk_u128)mpz_get_ui(v);
+        } else {
+            mpz_t sq;
+            mpz_init_set_ui(sq, job->next);
+            mpz_mul(sq, sq, sq);
+            proven = mpz_cmp(sq, v) > 0;
+            mpz_clear(sq);
+        }
+    }
+    return proven;
+}
+
+/* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
+static int proven_by_trial(const pk_job *job)
+{
+    return pk_job_trial_proves(job, job->cof);
+}
+
 /* What the end of a job concludes about a cofactor above 1. PK_COFACTOR_ONE
    means prime and proven (trial division from 2 past its square root, or BPSW
    below 2^64): it belongs in the factor list. Pure: the same job state gives
    the same answer, which is how a restored checkpoint's status is checked. */
 int pk_job_classify_cofactor(const pk_job *job)
 {
-    /* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
-    int proven = 0;
-    if (job->from <= 2) {
-        if (mpz_sizeinbase(job->cof, 2) <= 64) {
-            pk_u128 sq = (pk_u128)job->next * job->next;
-            proven = sq > (pk_u128)mpz_get_ui(job->cof);
-        } else {
-            mpz_t sq;
-            mpz_init_set_ui(sq, job->next);
-            mpz_mul(sq, sq, sq);
-            proven = mpz_cmp(sq, job->cof) > 0;
-            mpz_clear(sq);
-        }
-    }
-    if (proven)
+    if (proven_by_trial(job))
         return PK_COFACTOR_ONE;
     /* sizeinbase may say one digit too many: settle the boundary exactly. */
     if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits ||
@@ -220,6 +249,9 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
     mpz_set(job->cof, job->n);
 
     uint64_t from = 2, bound;
+    job->mode = o->from || o->bound ? PK_MODE_TRIAL : o->mode;
+    job->ecm_digits = o->ecm_digits;
+    job->work_limit = o->work_limit;
     if (o->from) {
         if (pk_parse_u64_saturating(o->from, strlen(o->from), &from) != PK_OK)
             return PK_E_OPTIONS;
@@ -235,6 +267,8 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
             bound = PK_BOUND_MAX;
         if (bound < from)
             return PK_E_OPTIONS;
+    } else if (job->mode == PK_MODE_COMPLETE) {
+        bound = sqrt_capped(job->n, pk_pipe_trial_bound(mpz_sizeinbase(job->n, 2)));
     } else {
         bound = sqrt_capped(job->n, PK_DEFAULT_BOUND_CAP);
         if (from > 2 && bound < from) /* from above the default bound: an empty range */
@@ -278,7 +312,8 @@ int pk_options_resolve(const pk_options *options, pk_options *out)
         return PK_E_ARG;
     *out = *options;
     out->size = sizeof *out;
-    if (out->max_digits == 0 || out->simd < PK_SIMD_AUTO || out->simd > PK_SIMD_AVX512)
+    if (out->max_digits == 0 || out->simd < PK_SIMD_AUTO || out->simd > PK_SIMD_AVX512 ||
+        (out->mode != PK_MODE_COMPLETE && out->mode != PK_MODE_TRIAL) || out->ecm_digits > 70)
         return PK_E_OPTIONS;
     return PK_OK;
 }
@@ -317,6 +352,14 @@ int pk_job_step(pk_job *job, uint64_t budget)
         return PK_INTERRUPTED;
     uint64_t left = budget;
     for (;;) {
+        if (job->pipe) {
+            int r = pk_pipe_step(job, &left);
+            if (r < 0)
+                return r;
+            if (job->done)
+                return PK_DONE;
+            return r == PK_PATH_INTERRUPT ? PK_INTERRUPTED : PK_MORE;
+        }
         if (mpz_cmp_ui(job->cof, 1) == 0 || job->next > job->eff_bound) {
             int rc = pk_tdgmp_flush(job); /* an open window is checked first */
             if (rc < 0)
@@ -325,6 +368,14 @@ int pk_job_step(pk_job *job, uint64_t budget)
                 return PK_INTERRUPTED;
             if (mpz_cmp_ui(job->cof, 1) != 0 && job->next <= job->eff_bound)
                 continue;
+            if (job->mode == PK_MODE_COMPLETE && mpz_cmp_ui(job->cof, 1) != 0 &&
+                !proven_by_trial(job)) {
+                /* Trial division is over: the later stages take the cofactor. */
+                rc = pk_pipe_start(job);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
             rc = pk_job_finish(job);
             return rc < 0 ? rc : PK_DONE;
         }
@@ -358,6 +409,16 @@ int pk_job_progress(const pk_job *job, pk_progress *out)
     p.done = job->done;
     size_t bits = mpz_sizeinbase(job->cof, 2);
     p.path = bits <= 64 ? PK_PATH_U64 : bits <= 128 ? PK_PATH_U128 : PK_PATH_GMP;
+    if (job->pipe) {
+        p.stage = pk_pipe_stage(job, &p.stage_fraction, &p.parts_left);
+    } else if (job->done) {
+        p.stage = "done";
+        p.stage_fraction = 1.0;
+    } else {
+        p.stage = "trial";
+        p.stage_fraction = job->percent / (job->mode == PK_MODE_COMPLETE ? 10.0 : 100.0);
+        p.parts_left = 0;
+    }
     memcpy(out, &p, p.size);
     return PK_OK;
 }

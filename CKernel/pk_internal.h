@@ -350,7 +350,10 @@ typedef struct pk_window_stack {
 typedef struct pk_factor {
     mpz_t prime;
     uint64_t exponent;
+    int certainty;              /* pk_certainty: PROBABLE only for a BPSW pass above 2^64 */
 } pk_factor;
+
+struct pk_pipe;                 /* the stages after trial division (job/pipeline.c) */
 
 struct pk_job {
     atomic_int interrupt;       /* set by pk_job_interrupt, consumed by step */
@@ -374,6 +377,13 @@ struct pk_job {
 
     pk_dispatch dispatch;
     pk_cache *cache;
+
+    /* Complete factorization (job/pipeline.c): trial division is the first
+       stage; the pipeline, created when it ends, owns every later one. */
+    int mode;                   /* pk_mode */
+    unsigned ecm_digits;        /* effort limits (pk_options) */
+    uint64_t work_limit;
+    struct pk_pipe *pipe;       /* NULL until trial division of a complete job ends */
 
     /* The last checkpoint text, reused while the job has not changed
        (a 10-million-digit checkpoint costs seconds to render). */
@@ -420,8 +430,16 @@ pk_job *pk_job_alloc(void);
 void pk_job_refresh_bound(pk_job *job);
 /* Record a proven prime factor p with exponent e (merging with an equal one). */
 int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
+/* The same with a pk_certainty. */
+int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty);
+/* Poll the interrupt between pieces of work (counts polls; tests may set
+   poll_trap to raise the flag at a given poll). 1 when interrupted (consumed). */
+int pk_job_poll(pk_job *job);
 /* Divide every power of the proven prime d out of cof and record it. */
 int pk_job_divide_out(pk_job *job, uint64_t d);
+/* 1 when trial division from 2 below next proves v > 1 (with no prime
+   below next) prime: next^2 > v. */
+int pk_job_trial_proves(const pk_job *job, const mpz_t v);
 /* Finish the job: classify the cofactor and set done. */
 int pk_job_finish(pk_job *job);
 /* The cofactor status pk_job_finish would give the job's cofactor (above 1). */

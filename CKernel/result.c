@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pk_internal.h"
+#include "job/pipeline.h"
 
 int pk_job_result(const pk_job *job, pk_result *out)
 {
@@ -22,6 +23,10 @@ int pk_job_result(const pk_job *job, pk_result *out)
     r.complete = job->cof_status == PK_COFACTOR_ONE || job->cof_status == PK_COFACTOR_PROBABLE_PRIME;
     r.certainty = job->cof_status == PK_COFACTOR_PROBABLE_PRIME ? PK_CERTAINTY_PROBABLE
                                                                 : PK_CERTAINTY_PROVEN;
+    for (size_t i = 0; i < job->factor_count; i++)
+        if (job->factors[i].certainty == PK_CERTAINTY_PROBABLE && r.complete)
+            r.certainty = PK_CERTAINTY_PROBABLE;
+    r.part_count = pk_pipe_part_count(job);
     if (job->factor_count == 1 && job->factors[0].exponent == 1 &&
         job->cof_status == PK_COFACTOR_ONE)
         r.is_prime = PK_PRIME_YES;
@@ -45,6 +50,23 @@ int pk_job_factor(const pk_job *job, size_t index, char *buf, size_t cap, size_t
     if (exponent)
         *exponent = job->factors[index].exponent;
     return pk_emit_mpz(job->factors[index].prime, buf, cap, len);
+}
+
+int pk_job_factor_certainty(const pk_job *job, size_t index, int *certainty)
+{
+    if (!job || !certainty)
+        return PK_E_ARG;
+    if (index >= job->factor_count)
+        return PK_E_INDEX;
+    *certainty = job->factors[index].certainty;
+    return PK_OK;
+}
+
+int pk_job_part(const pk_job *job, size_t index, char *buf, size_t cap, size_t *len, pk_part_info *info)
+{
+    if (!job)
+        return PK_E_ARG;
+    return pk_pipe_part(job, index, buf, cap, len, info);
 }
 
 int pk_job_cofactor(const pk_job *job, char *buf, size_t cap, size_t *len)
@@ -177,6 +199,8 @@ int pk_job_merge(pk_job *const *pieces, size_t count, pk_job **out)
             return PK_E_ARG;
         if (!pieces[i]->done)
             return PK_E_NOT_DONE;
+        if (pieces[i]->mode != PK_MODE_TRIAL)
+            return PK_E_OPTIONS; /* only divisor ranges merge */
         if (mpz_cmp(pieces[i]->n, pieces[0]->n) != 0)
             return PK_E_OPTIONS;
     }

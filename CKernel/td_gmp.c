@@ -227,11 +227,7 @@ static size_t piece_limbs(size_t limbs)
 /* Poll between pieces: consumes the interrupt like every other path. */
 static int window_poll(void *ctx)
 {
-    pk_job *job = ctx;
-    job->polls++;
-    if (job->poll_trap && job->polls == job->poll_trap)
-        pk_job_interrupt(job);
-    return pk_job_take_interrupt(job);
+    return pk_job_poll(ctx);
 }
 
 static int ensure_tree(pk_job *job, size_t n)

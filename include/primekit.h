@@ -149,7 +149,31 @@ typedef struct pk_options {
     int simd;               /* a pk_simd value */
     struct pk_cache *cache; /* NULL, or a cache of prime products shared by jobs
                                (see pk_cache_create); it must outlive the job */
+    /* Fields below were added with complete factorization; pk_options_init
+       sets them to the defaults (0). */
+    int mode;               /* a pk_mode value. A from or bound given makes a job
+                               PK_MODE_TRIAL whatever this field says. */
+    unsigned ecm_digits;    /* effort limit of a complete job: 0 (no limit), or stop
+                               splitting a composite part above 128 bits once the
+                               ECM curves expected to find a factor of this many
+                               decimal digits are done (levels 15, 20, ..., 70; other
+                               values are rounded up to the next level, above 70 is
+                               PK_E_OPTIONS) */
+    uint64_t work_limit;    /* effort limit of a complete job: 0 (no limit), or stop
+                               once the stages after trial division have done this
+                               many units of work (see pk_job_step) */
 } pk_options;
+
+/* What a job computes. */
+typedef enum pk_mode {
+    PK_MODE_COMPLETE = 0,   /* the default: every prime factor with its exponent. Trial
+                               division to a small bound, then for each composite part
+                               perfect powers, primality and splitting (see
+                               docs/kernel.md), until every part is prime or an effort
+                               limit is reached */
+    PK_MODE_TRIAL = 1       /* trial division over [from, bound] only; the remainder is
+                               classified (prime, probable prime, composite, unknown) */
+} pk_mode;
 
 /* ------------------------------------------------------------------ cache */
 
@@ -291,6 +315,13 @@ typedef struct pk_progress {
     size_t factors_found;     /* distinct prime factors found so far */
     int done;                 /* 1 when the job is finished */
     int path;                 /* a pk_path value */
+    /* Added with complete factorization. */
+    const char *stage;        /* static name of the current stage: "trial", "power",
+                                 "prime", "split" (word-size parts), "ecm", "done" */
+    double stage_fraction;    /* 0..1, never decreases while the stage and the part
+                                 worked on stay the same (ECM: curves done of the
+                                 current level's expected count) */
+    size_t parts_left;        /* composite parts not yet resolved (complete mode) */
 } pk_progress;
 
 /*
@@ -345,7 +376,12 @@ typedef struct pk_result {
     int certainty;          /* PK_CERTAINTY_PROBABLE exactly when the answer rests on a
                                BPSW pass above 2^64 (cofactor status PROBABLE_PRIME);
                                PK_CERTAINTY_PROVEN otherwise, including incomplete
-                               answers, which claim nothing probable */
+                               answers, which claim nothing probable. A complete
+                               job's answer is PROBABLE exactly when a listed
+                               factor is (see pk_job_factor_certainty) */
+    /* Added with complete factorization. */
+    size_t part_count;      /* composite parts left by an effort limit (cofactor
+                               status COMPOSITE); 0 otherwise. See pk_job_part */
 } pk_result;
 
 /*
@@ -371,6 +407,51 @@ PK_API int pk_job_result(const pk_job *job, pk_result *out);
  */
 PK_API int pk_job_factor(const pk_job *job, size_t index, char *buf, size_t cap,
                          size_t *len, uint64_t *exponent);
+
+/*
+ * pk_job_factor_certainty — how the index-th listed factor is known to be
+ * prime: PK_CERTAINTY_PROVEN (trial division, or a deterministic test below
+ * 2^64) or PK_CERTAINTY_PROBABLE (a BPSW pass above 2^64; only complete jobs
+ * list such factors).
+ * Returns PK_OK, PK_E_ARG, PK_E_INDEX.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_factor_certainty(const pk_job *job, size_t index, int *certainty);
+
+/*
+ * What a complete job tried on a composite part it left (effort limit).
+ * Transparent; set size before the call.
+ */
+typedef struct pk_part_info {
+    size_t size;            /* sizeof(pk_part_info), set by the caller */
+    uint64_t exponent;      /* the part divides the candidate to this power */
+    uint64_t trial_from;    /* no prime in [trial_from, trial_bound] divides it */
+    uint64_t trial_bound;
+    uint64_t work;          /* units of work spent splitting it */
+    uint64_t curves;        /* ECM curves completed on it (every B1 together) */
+    uint64_t b1;            /* B1 and B2 of the last completed curve (0: none) */
+    uint64_t b2;
+    unsigned ecm_digits;    /* largest level whose expected curves are all done: a
+                               factor of that many digits would have been found
+                               with probability about 1 - 1/e (0: no level done) */
+    const char *method;     /* static name of the last splitting method used
+                               ("split", "ecm", or "none") */
+} pk_part_info;
+
+/*
+ * pk_job_part — the index-th composite part a finished complete job left
+ * (ascending), as decimal in the caller-buffer convention, and what was
+ * tried on it. The cofactor is the product of the parts to their exponents.
+ *
+ * index  0 .. result.part_count - 1.
+ * info   receives what was tried (info->size set by the caller, as for
+ *        pk_result); may be NULL.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_NOT_DONE, PK_E_INDEX, PK_E_BUFFER.
+ * Not thread-safe with a concurrent pk_job_step on the same job.
+ */
+PK_API int pk_job_part(const pk_job *job, size_t index, char *buf, size_t cap, size_t *len,
+                       pk_part_info *info);
 
 /*
  * pk_job_cofactor — the current cofactor (candidate divided by every factor

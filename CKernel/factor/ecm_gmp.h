@@ -1,0 +1,61 @@
+/*
+ * factor/ecm_gmp.h — resumable ECM over GMP with the GMP-ECM library, for
+ * composite parts above 128 bits (private).
+ *
+ * Curves follow a fixed schedule: curve k uses Suyama's parametrisation with
+ * sigma = PK_ECM_SIGMA0 + k, so a restored state repeats the same curves.
+ * The B1 levels and their expected curve counts are the ones GMP-ECM
+ * publishes for its default B2 (pk_ecm_levels). Stage 1 runs in chunks of B1
+ * (GMP-ECM continues a curve from a point and the bound it reached), so it
+ * stops between chunks; stage 2 is one call per curve and is restarted from
+ * the stage-1 point if a step is interrupted before it.
+ */
+#ifndef PK_FACTOR_ECM_GMP_H
+#define PK_FACTOR_ECM_GMP_H
+
+#include "pk_internal.h"
+#include "job/codec.h"
+
+#define PK_ECM_SIGMA0 11u
+
+typedef struct pk_ecm_level {
+    unsigned digits;            /* factor size the level targets */
+    uint64_t b1;
+    uint64_t curves;            /* expected curves to find such a factor */
+} pk_ecm_level;
+
+#define PK_ECM_LEVELS 12u
+extern const pk_ecm_level pk_ecm_levels[PK_ECM_LEVELS];
+
+typedef struct pk_ecm {
+    mpz_t n;                    /* the composite being split */
+    mpz_t a, x;                 /* the current curve (Montgomery A) and its stage-1 point */
+    uint64_t curve;             /* number of the current curve: sigma = PK_ECM_SIGMA0 + curve */
+    unsigned level;             /* index in pk_ecm_levels (the last one repeats forever) */
+    uint64_t level_curves;      /* curves finished at this level */
+    uint64_t curves;            /* curves finished, every level */
+    uint64_t b1done;            /* stage 1 of the current curve reached this bound */
+    int phase;                  /* 0: curve not set up, 1: stage 1, 2: stage 2 */
+    uint64_t work;              /* units spent */
+    uint64_t last_b1, last_b2;  /* bounds of the last finished curve */
+} pk_ecm;
+
+void pk_ecm_init(pk_ecm *e);
+void pk_ecm_clear(pk_ecm *e);
+/* Start on the odd composite n (not a perfect power). */
+void pk_ecm_start(pk_ecm *e, const mpz_t n);
+/* Levels whose expected curves are all done (0 .. PK_ECM_LEVELS). */
+unsigned pk_ecm_levels_done(const pk_ecm *e);
+/* One piece: set up a curve, a chunk of stage 1 (at most about *budget units),
+   or stage 2. Returns 1 with 1 < factor < n, 0 when the piece ended without
+   one, or PK_E_NOMEM / PK_E_INTERNAL. *budget is reduced by the units used. */
+int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor);
+/* Fraction of the expected curves of levels 0..through done (monotone). */
+double pk_ecm_fraction(const pk_ecm *e, unsigned through);
+
+/* Checkpoint text: " <curve> <level> <level-curves> <curves> <phase> <b1done> <work> <last-b1> <last-b2> <x>"
+   appended to b; load reads the same words from [v, end) and checks them against n. */
+void pk_ecm_save(const pk_ecm *e, pk_sbuf *b);
+int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end);
+
+#endif /* PK_FACTOR_ECM_GMP_H */

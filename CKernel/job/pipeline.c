@@ -1,0 +1,764 @@
+/*
+ * job/pipeline.c — the stages of a complete job after trial division.
+ *
+ * When trial division (the job's first stage, to pk_pipe_trial_bound) ends
+ * with a cofactor it has not proven prime, the cofactor becomes the
+ * pipeline's first part. Parts are kept ascending; the current part is the
+ * first one not left by an effort limit. A new part is examined at once:
+ *   - below 2^64 (when the word-size unit is built in): factored completely
+ *     by pk_word_factor64, every prime proven;
+ *   - a perfect power m^k becomes m with its exponent multiplied by k;
+ *   - BPSW: proven prime below 2^64, probable prime above: a listed factor;
+ *   - otherwise it is composite and gets split, in pieces: up to 128 bits by
+ *     the word-size splitter (pk_wsplit_*), above by ECM (factor/ecm_gmp.c).
+ * A split gives f and m/f, both new parts with m's exponent. A prime found
+ * is divided out of every other part as well, so the listed primes never
+ * divide the cofactor, which is always the product of the parts.
+ *
+ * Effort limits (pk_options.ecm_digits, work_limit) stop splitting: the part
+ * is left, with what was tried on it, and the job ends with the primes
+ * found and the parts left (cofactor status COMPOSITE).
+ *
+ * Every piece of work is bounded (a word-size split slice, an ECM curve set
+ * up, a chunk of stage 1, a stage 2) and the interrupt flag is polled before
+ * each; every piece boundary is a resume point, and the checkpoint records
+ * the parts and the current split's state.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job/pipeline.h"
+#include "factor/ecm_gmp.h"
+
+#if defined(__has_include)
+#  if __has_include("factor/word.h")
+#    include "factor/word.h"
+#    define PK_HAVE_WORD 1
+#  endif
+#endif
+#ifndef PK_HAVE_WORD
+#  define PK_HAVE_WORD 0
+#endif
+
+/* Units of one word-size split slice: well under a millisecond. */
+#define PK_WORD_SLICE (UINT64_C(1) << 16)
+/* Percent of a complete job's progress given to trial division. */
+#define PK_TRIAL_SHARE 10.0
+
+enum { PK_PART_NEW = 0, PK_PART_SPLIT = 1, PK_PART_LEFT = 2, PK_PART_UNCLASSIFIED = 3 };
+enum { PK_METHOD_NONE = 0, PK_METHOD_WORD = 1, PK_METHOD_ECM = 2 };
+enum { PK_PIPE_SPLIT = 1, PK_PIPE_DONE = 2 };
+
+static const char *const status_names[] = {"new", "split", "left", "unclassified"};
+static const char *const method_names[] = {"none", "split", "ecm"};
+
+typedef struct pk_part {
+    mpz_t v;
+    uint64_t e;
+    int status;                 /* PK_PART_* (UNCLASSIFIED: longer than bpsw_digits, left untested) */
+    int method;                 /* PK_METHOD_* last used on it */
+    uint64_t work, curves, b1, b2;
+    unsigned digits;            /* ECM level completed */
+} pk_part;
+
+struct pk_pipe {
+    int stage;                  /* PK_PIPE_* */
+    pk_part *parts;
+    size_t count, cap;
+    uint64_t work;              /* units since trial division ended */
+    uint64_t start_bits;        /* bits of the cofactor when the pipeline started */
+    int split;                  /* PK_METHOD_* of the current part's split (status SPLIT) */
+    pk_ecm ecm;
+#if PK_HAVE_WORD
+    pk_wsplit ws;
+#endif
+};
+
+uint64_t pk_pipe_trial_bound(size_t bits)
+{
+    /* Chosen by measurement (docs/kernel.md): trial division is the cheapest
+       way to remove primes up to about these bounds for each size. */
+    if (bits <= 64)
+        return PK_HAVE_WORD ? 1u << 10 : 1u << 16;
+    if (bits <= 128)
+        return 1u << 16;
+    return 1u << 20;
+}
+
+static struct pk_pipe *pipe_new(void)
+{
+    struct pk_pipe *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    pk_ecm_init(&p->ecm);
+    return p;
+}
+
+void pk_pipe_free(struct pk_pipe *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->count; i++)
+        mpz_clear(p->parts[i].v);
+    free(p->parts);
+    pk_ecm_clear(&p->ecm);
+    free(p);
+}
+
+/* Insert a new part v^e in order (merging with an equal part). */
+static int insert_part(struct pk_pipe *p, const mpz_t v, uint64_t e)
+{
+    size_t i = 0;
+    while (i < p->count && mpz_cmp(p->parts[i].v, v) < 0)
+        i++;
+    if (i < p->count && mpz_cmp(p->parts[i].v, v) == 0) {
+        p->parts[i].e += e;
+        return PK_OK;
+    }
+    if (p->count == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 8;
+        pk_part *np = realloc(p->parts, cap * sizeof *np);
+        if (!np)
+            return PK_E_NOMEM;
+        p->parts = np;
+        p->cap = cap;
+    }
+    memmove(&p->parts[i + 1], &p->parts[i], (p->count - i) * sizeof *p->parts);
+    pk_part *pt = &p->parts[i];
+    memset(pt, 0, sizeof *pt);
+    mpz_init_set(pt->v, v);
+    pt->e = e;
+    p->count++;
+    return PK_OK;
+}
+
+static void remove_part(struct pk_pipe *p, size_t i)
+{
+    if (p->parts[i].status == PK_PART_SPLIT)
+        p->split = PK_METHOD_NONE;
+    mpz_clear(p->parts[i].v);
+    memmove(&p->parts[i], &p->parts[i + 1], (p->count - i - 1) * sizeof *p->parts);
+    p->count--;
+}
+
+/* Move part i to its place after its value shrank, merging with an equal one. */
+static void resort_part(struct pk_pipe *p, size_t i)
+{
+    while (i > 0 && mpz_cmp(p->parts[i - 1].v, p->parts[i].v) > 0) {
+        pk_part t = p->parts[i - 1];
+        p->parts[i - 1] = p->parts[i];
+        p->parts[i] = t;
+        i--;
+    }
+    if (i > 0 && mpz_cmp(p->parts[i - 1].v, p->parts[i].v) == 0) {
+        p->parts[i - 1].e += p->parts[i].e;
+        p->parts[i - 1].status = PK_PART_NEW;
+        remove_part(p, i);
+    }
+}
+
+/* The cofactor is the product of the parts. */
+static void refresh_cofactor(pk_job *job)
+{
+    struct pk_pipe *p = job->pipe;
+    mpz_t t;
+    mpz_init(t);
+    mpz_set_ui(job->cof, 1);
+    for (size_t i = 0; i < p->count; i++) {
+        mpz_pow_ui(t, p->parts[i].v, p->parts[i].e);
+        mpz_mul(job->cof, job->cof, t);
+    }
+    mpz_clear(t);
+    pk_job_refresh_bound(job);
+}
+
+/* List the prime q (exponent e) and divide it out of every part. */
+static int resolve_prime(pk_job *job, const mpz_t q, uint64_t e, int certainty)
+{
+    struct pk_pipe *p = job->pipe;
+    for (size_t i = 0; i < p->count;) {
+        pk_part *pt = &p->parts[i];
+        int changed = 0;
+        while (mpz_divisible_p(pt->v, q)) {
+            mpz_divexact(pt->v, pt->v, q);
+            e += pt->e;
+            changed = 1;
+        }
+        if (!changed) {
+            i++;
+            continue;
+        }
+        if (mpz_cmp_ui(pt->v, 1) == 0) {
+            remove_part(p, i);
+            continue;
+        }
+        if (pt->status == PK_PART_SPLIT)
+            p->split = PK_METHOD_NONE;
+        pt->status = PK_PART_NEW;
+        resort_part(p, i);
+        i = 0; /* the order changed: look again (each pass divides something out) */
+    }
+    int rc = pk_job_add_prime(job, q, e, certainty);
+    refresh_cofactor(job);
+    return rc;
+}
+
+static size_t current(const struct pk_pipe *p)
+{
+    size_t i = 0;
+    while (i < p->count && (p->parts[i].status == PK_PART_LEFT || p->parts[i].status == PK_PART_UNCLASSIFIED))
+        i++;
+    return i;
+}
+
+static void finish(pk_job *job)
+{
+    struct pk_pipe *p = job->pipe;
+    int status = PK_COFACTOR_ONE;
+    for (size_t i = 0; i < p->count; i++) {
+        if (p->parts[i].status == PK_PART_UNCLASSIFIED)
+            status = PK_COFACTOR_UNKNOWN;
+        else if (status == PK_COFACTOR_ONE)
+            status = PK_COFACTOR_COMPOSITE;
+    }
+    p->stage = PK_PIPE_DONE;
+    p->split = PK_METHOD_NONE;
+    job->cof_status = status;
+    job->cof_digits = pk_decimal_length(job->cof);
+    job->done = 1;
+    job->percent = 100.0;
+    pk_tdgmp_release(job);
+}
+
+int pk_pipe_start(pk_job *job)
+{
+    struct pk_pipe *p = pipe_new();
+    if (!p)
+        return PK_E_NOMEM;
+    p->stage = PK_PIPE_SPLIT;
+    p->start_bits = mpz_sizeinbase(job->cof, 2);
+    int rc = insert_part(p, job->cof, 1);
+    if (rc != PK_OK) {
+        pk_pipe_free(p);
+        return rc;
+    }
+    job->pipe = p;
+    pk_tdgmp_release(job); /* trial division's scratch is not needed again */
+    return PK_OK;
+}
+
+static int limit_reached(const pk_job *job)
+{
+    return job->work_limit && job->pipe->work >= job->work_limit;
+}
+
+static unsigned ecm_limit_levels(const pk_job *job)
+{
+    if (!job->ecm_digits)
+        return PK_ECM_LEVELS + 1;
+    unsigned n = 0;
+    while (n < PK_ECM_LEVELS && pk_ecm_levels[n].digits < job->ecm_digits)
+        n++;
+    return n + 1; /* levels through the one covering ecm_digits */
+}
+
+static void leave(struct pk_pipe *p, size_t i)
+{
+    pk_part *pt = &p->parts[i];
+    if (pt->status == PK_PART_SPLIT && p->split == PK_METHOD_ECM) {
+        pt->curves = p->ecm.curves;
+        pt->b1 = p->ecm.last_b1;
+        pt->b2 = p->ecm.last_b2;
+        unsigned done = pk_ecm_levels_done(&p->ecm);
+        pt->digits = done ? pk_ecm_levels[done - 1].digits : 0;
+    }
+    pt->status = PK_PART_LEFT;
+    p->split = PK_METHOD_NONE;
+}
+
+/* Examine the new part i: word-size factoring, perfect power, primality, or
+   the start of a split. */
+static int examine(pk_job *job, size_t i)
+{
+    struct pk_pipe *p = job->pipe;
+    pk_part *pt = &p->parts[i];
+    size_t bits = mpz_sizeinbase(pt->v, 2);
+#if PK_HAVE_WORD
+    if (bits <= 64) {
+        uint64_t primes[15];
+        uint8_t exps[15];
+        uint64_t e = pt->e;
+        int k = pk_word_factor64(mpz_get_ui(pt->v), primes, exps);
+        remove_part(p, i);
+        int rc = PK_OK;
+        mpz_t q;
+        mpz_init(q);
+        for (int j = 0; j < k && rc == PK_OK; j++) {
+            mpz_set_ui(q, primes[j]);
+            rc = resolve_prime(job, q, e * exps[j], PK_CERTAINTY_PROVEN);
+        }
+        mpz_clear(q);
+        refresh_cofactor(job);
+        return rc;
+    }
+#endif
+    if (mpz_sizeinbase(pt->v, 10) > job->bpsw_digits + 1 ||
+        (mpz_sizeinbase(pt->v, 10) == job->bpsw_digits + 1 && pk_decimal_length(pt->v) > job->bpsw_digits)) {
+        pt->status = PK_PART_UNCLASSIFIED;
+        return PK_OK;
+    }
+    if (mpz_perfect_power_p(pt->v)) {
+        mpz_t r;
+        mpz_init(r);
+        for (unsigned long k = 2; k <= bits; k++) {
+            if (mpz_root(r, pt->v, k)) {
+                mpz_swap(pt->v, r);
+                pt->e *= k;
+                break;
+            }
+        }
+        mpz_clear(r);
+        resort_part(p, i);
+        refresh_cofactor(job);
+        return PK_OK;
+    }
+    int prime = pk_bpsw(pt->v);
+    if (prime) {
+        mpz_t q;
+        mpz_init_set(q, pt->v);
+        uint64_t e = pt->e;
+        remove_part(p, i);
+        int rc = resolve_prime(job, q, e, prime == 2 ? PK_CERTAINTY_PROVEN : PK_CERTAINTY_PROBABLE);
+        mpz_clear(q);
+        return rc;
+    }
+    if (limit_reached(job)) {
+        leave(p, i);
+        return PK_OK;
+    }
+    pt->status = PK_PART_SPLIT;
+#if PK_HAVE_WORD
+    if (bits <= 128) {
+        pk_u128 n = ((pk_u128)mpz_getlimbn(pt->v, 1) << 64) | mpz_getlimbn(pt->v, 0);
+        pk_wsplit_init(&p->ws, n);
+        p->split = pt->method = PK_METHOD_WORD;
+        return PK_OK;
+    }
+#endif
+    pk_ecm_start(&p->ecm, pt->v);
+    p->split = pt->method = PK_METHOD_ECM;
+    return PK_OK;
+}
+
+/* The split of part i found 1 < f < v: replace v^e by f^e and (v/f)^e. */
+static int split_found(pk_job *job, size_t i, const mpz_t f)
+{
+    struct pk_pipe *p = job->pipe;
+    mpz_t a, b;
+    mpz_init_set(a, f);
+    mpz_init(b);
+    mpz_divexact(b, p->parts[i].v, f);
+    uint64_t e = p->parts[i].e;
+    remove_part(p, i);
+    int rc = insert_part(p, a, e);
+    if (rc == PK_OK)
+        rc = insert_part(p, b, e);
+    mpz_clear(a);
+    mpz_clear(b);
+    return rc;
+}
+
+/* One piece of splitting part i. */
+static int split_piece(pk_job *job, size_t i, uint64_t *budget)
+{
+    struct pk_pipe *p = job->pipe;
+    pk_part *pt = &p->parts[i];
+    if (limit_reached(job) ||
+        (p->split == PK_METHOD_ECM && pk_ecm_levels_done(&p->ecm) >= ecm_limit_levels(job))) {
+        leave(p, i);
+        return PK_OK;
+    }
+    uint64_t before = *budget;
+    int found;
+    mpz_t f;
+    mpz_init(f);
+#if PK_HAVE_WORD
+    if (p->split == PK_METHOD_WORD) {
+        uint64_t slice = *budget < PK_WORD_SLICE ? *budget : PK_WORD_SLICE;
+        uint64_t w0 = pk_wsplit_work(&p->ws);
+        pk_u128 g = 0;
+        found = pk_wsplit_run(&p->ws, slice ? slice : 1, &g);
+        uint64_t used = pk_wsplit_work(&p->ws) - w0;
+        *budget = *budget > used ? *budget - used : 0;
+        if (found) {
+            mpz_set_ui(f, (unsigned long)(g >> 64));
+            mpz_mul_2exp(f, f, 64);
+            mpz_add_ui(f, f, (unsigned long)g);
+        }
+    } else
+#endif
+    {
+        found = pk_ecm_piece(&p->ecm, budget, f);
+    }
+    uint64_t used = before - *budget;
+    p->work += used;
+    pt->work += used;
+    int rc = found < 0 ? found : PK_OK;
+    if (found == 1) {
+        if (mpz_cmp_ui(f, 1) <= 0 || mpz_cmp(f, pt->v) >= 0 || !mpz_divisible_p(pt->v, f))
+            rc = PK_E_INTERNAL;
+        else
+            rc = split_found(job, i, f);
+    }
+    mpz_clear(f);
+    return rc;
+}
+
+int pk_pipe_step(pk_job *job, uint64_t *budget)
+{
+    struct pk_pipe *p = job->pipe;
+    for (;;) {
+        size_t i = current(p);
+        if (i == p->count) {
+            finish(job);
+            return PK_PATH_CONTINUE;
+        }
+        if (pk_job_poll(job))
+            return PK_PATH_INTERRUPT;
+        int rc;
+        if (p->parts[i].status == PK_PART_NEW) {
+            rc = examine(job, i);
+        } else {
+            if (*budget == 0)
+                return PK_PATH_BUDGET;
+            rc = split_piece(job, i, budget);
+        }
+        if (rc < 0)
+            return rc;
+        double pc = pk_pipe_percent(job);
+        if (pc > job->percent)
+            job->percent = pc;
+    }
+}
+
+/* ---------------------------------------------------------------- progress */
+
+double pk_pipe_percent(const pk_job *job)
+{
+    const struct pk_pipe *p = job->pipe;
+    if (p->stage == PK_PIPE_DONE)
+        return 100.0;
+    double open = 0;
+    for (size_t i = 0; i < p->count; i++)
+        if (p->parts[i].status == PK_PART_NEW || p->parts[i].status == PK_PART_SPLIT)
+            open += (double)p->parts[i].e * (double)mpz_sizeinbase(p->parts[i].v, 2);
+    double start = p->start_bits ? (double)p->start_bits : 1.0;
+    double f = 1.0 - open / start;
+    if (f < 0)
+        f = 0;
+    double pc = PK_TRIAL_SHARE + (99.999 - PK_TRIAL_SHARE) * f;
+    return pc > 99.999 ? 99.999 : pc;
+}
+
+const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_left)
+{
+    const struct pk_pipe *p = job->pipe;
+    size_t left = 0;
+    for (size_t i = 0; i < p->count; i++)
+        left++;
+    *parts_left = left;
+    *fraction = 0;
+    if (p->stage == PK_PIPE_DONE) {
+        *fraction = 1;
+        return "done";
+    }
+    size_t i = current(p);
+    if (i == p->count)
+        return "done";
+    if (p->parts[i].status == PK_PART_NEW)
+        return "prime";
+    if (p->split == PK_METHOD_ECM) {
+        unsigned through = ecm_limit_levels(job);
+        if (through > PK_ECM_LEVELS) { /* no limit: the level for a factor of half the part's digits */
+            size_t d = (mpz_sizeinbase(p->parts[i].v, 10) + 1) / 2;
+            through = 1;
+            while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < d)
+                through++;
+        }
+        *fraction = pk_ecm_fraction(&p->ecm, through - 1);
+        return "ecm";
+    }
+#if PK_HAVE_WORD
+    double w = (double)pk_wsplit_work(&p->ws);
+    double expect = (double)(UINT64_C(1) << (mpz_sizeinbase(p->parts[i].v, 2) / 4));
+    *fraction = w / (w + expect);
+    return "split";
+#else
+    return "split";
+#endif
+}
+
+/* ----------------------------------------------------------------- answers */
+
+size_t pk_pipe_part_count(const pk_job *job)
+{
+    return job->pipe && job->done ? job->pipe->count : 0;
+}
+
+int pk_pipe_part(const pk_job *job, size_t index, char *buf, size_t cap, size_t *len, pk_part_info *info)
+{
+    if (!job->done)
+        return PK_E_NOT_DONE;
+    if (!job->pipe || index >= job->pipe->count)
+        return PK_E_INDEX;
+    const pk_part *pt = &job->pipe->parts[index];
+    if (info) {
+        if (info->size < offsetof(pk_part_info, method) + sizeof info->method)
+            return PK_E_ARG;
+        pk_part_info r;
+        memset(&r, 0, sizeof r);
+        r.size = info->size < sizeof r ? info->size : sizeof r;
+        r.exponent = pt->e;
+        r.trial_from = job->from;
+        r.trial_bound = job->next - 1;
+        r.work = pt->work;
+        r.curves = pt->curves;
+        r.b1 = pt->b1;
+        r.b2 = pt->b2;
+        r.ecm_digits = pt->digits;
+        r.method = method_names[pt->method];
+        memcpy(info, &r, r.size);
+    }
+    return pk_emit_mpz(pt->v, buf, cap, len);
+}
+
+/* -------------------------------------------------------------- checkpoint */
+
+void pk_pipe_save(const pk_job *job, pk_sbuf *b)
+{
+    const struct pk_pipe *p = job->pipe;
+    pk_sb_text(b, "stage ");
+    pk_sb_text(b, !p ? "trial" : p->stage == PK_PIPE_DONE ? "done" : "split");
+    pk_sb_text(b, "\npipe-work");
+    pk_sb_u64_word(b, p ? p->work : 0);
+    pk_sb_u64_word(b, p ? p->start_bits : 0);
+    pk_sb_text(b, "\n");
+    pk_sb_u64(b, "parts", p ? p->count : 0);
+    for (size_t i = 0; p && i < p->count; i++) {
+        const pk_part *pt = &p->parts[i];
+        pk_sb_text(b, "part ");
+        pk_sb_mpz(b, pt->v);
+        pk_sb_u64_word(b, pt->e);
+        pk_sb_text(b, " ");
+        pk_sb_text(b, status_names[pt->status]);
+        pk_sb_u64_word(b, pt->work);
+        pk_sb_u64_word(b, pt->curves);
+        pk_sb_u64_word(b, pt->b1);
+        pk_sb_u64_word(b, pt->b2);
+        pk_sb_u64_word(b, pt->digits);
+        pk_sb_text(b, " ");
+        pk_sb_text(b, method_names[pt->method]);
+        pk_sb_text(b, "\n");
+    }
+    pk_sb_text(b, "split ");
+    if (!p || p->split == PK_METHOD_NONE) {
+        pk_sb_text(b, "none");
+#if PK_HAVE_WORD
+    } else if (p->split == PK_METHOD_WORD) {
+        char text[512];
+        size_t n = pk_wsplit_save(&p->ws, text, sizeof text);
+        if (n >= sizeof text) {
+            b->failed = 1; /* never: the state's text is short */
+            return;
+        }
+        pk_sb_text(b, "word ");
+        pk_sb_bytes(b, text, n);
+#endif
+    } else {
+        pk_sb_text(b, "ecm");
+        pk_ecm_save(&p->ecm, b);
+    }
+    pk_sb_text(b, "\n");
+}
+
+static int name_index(const char *const *names, int count, const char *w, size_t n)
+{
+    for (int i = 0; i < count; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], w, n) == 0)
+            return i;
+    return -1;
+}
+
+static int load_part(struct pk_pipe *p, const char *v, size_t n)
+{
+    const char *end = v + n, *w;
+    size_t wl;
+    mpz_t x;
+    mpz_init(x);
+    int rc = pk_next_word(&v, end, &w, &wl);
+    if (rc == PK_OK)
+        rc = pk_set_mpz(x, w, wl);
+    uint64_t f[6];
+    int status = -1, method = -1;
+    if (rc == PK_OK && (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &f[0]) != PK_OK))
+        rc = PK_E_CHECKPOINT;
+    if (rc == PK_OK && (pk_next_word(&v, end, &w, &wl) != PK_OK || (status = name_index(status_names, 4, w, wl)) < 0))
+        rc = PK_E_CHECKPOINT;
+    for (int i = 1; i < 6 && rc == PK_OK; i++)
+        if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &f[i]) != PK_OK)
+            rc = PK_E_CHECKPOINT;
+    if (rc == PK_OK && (pk_next_word(&v, end, &w, &wl) != PK_OK || (method = name_index(method_names, 3, w, wl)) < 0 ||
+                        v != end))
+        rc = PK_E_CHECKPOINT;
+    if (rc == PK_OK) {
+        /* Ascending, above 1, with an exponent; a level is one of the table's. */
+        int level_ok = f[5] == 0;
+        for (unsigned l = 0; l < PK_ECM_LEVELS; l++)
+            level_ok |= f[5] == pk_ecm_levels[l].digits;
+        if (mpz_cmp_ui(x, 2) < 0 || f[0] == 0 || !level_ok || (method == PK_METHOD_WORD && !PK_HAVE_WORD) ||
+            (p->count && mpz_cmp(p->parts[p->count - 1].v, x) >= 0))
+            rc = PK_E_CHECKPOINT_STATE;
+    }
+    if (rc == PK_OK)
+        rc = insert_part(p, x, f[0]);
+    if (rc == PK_OK) {
+        pk_part *pt = &p->parts[p->count - 1];
+        pt->status = status;
+        pt->method = method;
+        pt->work = f[1];
+        pt->curves = f[2];
+        pt->b1 = f[3];
+        pt->b2 = f[4];
+        pt->digits = (unsigned)f[5];
+    }
+    mpz_clear(x);
+    return rc;
+}
+
+int pk_pipe_load(pk_job *job, pk_reader *r)
+{
+    const char *v;
+    size_t n;
+    int rc = pk_field(r, "stage", &v, &n);
+    if (rc != PK_OK)
+        return rc;
+    static const char *const stages[] = {"trial", "split", "done"};
+    int stage = name_index(stages, 3, v, n);
+    uint64_t pw[2], count;
+    if (stage < 0)
+        return PK_E_CHECKPOINT;
+    if ((rc = pk_field(r, "pipe-work", &v, &n)) != PK_OK || (rc = pk_parse_u64_list(v, n, pw, 2)) != PK_OK ||
+        (rc = pk_field_u64(r, "parts", &count)) != PK_OK)
+        return rc;
+    if (count > (uint64_t)(r->end - r->p) / 10)
+        return PK_E_CHECKPOINT;
+    struct pk_pipe *p = NULL;
+    if (stage > 0) {
+        if (!(p = pipe_new()))
+            return PK_E_NOMEM;
+        p->stage = stage == 2 ? PK_PIPE_DONE : PK_PIPE_SPLIT;
+        p->work = pw[0];
+        p->start_bits = pw[1];
+        job->pipe = p; /* freed with the job on any error */
+    } else if (pw[0] || pw[1] || count) {
+        return PK_E_CHECKPOINT_STATE;
+    }
+    for (uint64_t i = 0; i < count && rc == PK_OK; i++) {
+        if ((rc = pk_field(r, "part", &v, &n)) == PK_OK)
+            rc = load_part(p, v, n);
+    }
+    if (rc != PK_OK)
+        return rc;
+    if ((rc = pk_field(r, "split", &v, &n)) != PK_OK)
+        return rc;
+    const char *end = v + n, *w;
+    size_t wl;
+    if ((rc = pk_next_word(&v, end, &w, &wl)) != PK_OK)
+        return rc;
+    int split = name_index(method_names, 3, w, wl);
+    if (split < 0 || (split == PK_METHOD_NONE) != (v == end))
+        return PK_E_CHECKPOINT;
+    if (!p)
+        return split == PK_METHOD_NONE ? PK_OK : PK_E_CHECKPOINT_STATE;
+
+    /* The parts against the core: their product is the cofactor, the
+       pipeline started no smaller than it, and the statuses are ones the
+       stages give (a split only on the current part, which has its state;
+       parts split or left are composite; a finished pipeline has none open). */
+    mpz_t prod, t;
+    mpz_init_set_ui(prod, 1);
+    mpz_init(t);
+    for (size_t i = 0; i < p->count; i++) {
+        mpz_pow_ui(t, p->parts[i].v, p->parts[i].e);
+        mpz_mul(prod, prod, t);
+        if (mpz_cmp(prod, job->cof) > 0)
+            break;
+    }
+    int ok = mpz_cmp(prod, job->cof) == 0 && p->start_bits >= mpz_sizeinbase(job->cof, 2) &&
+             p->start_bits <= mpz_sizeinbase(job->n, 2);
+    mpz_clears(prod, t, NULL);
+    if (!ok)
+        return PK_E_CHECKPOINT_STATE;
+    size_t cur = current(p);
+    for (size_t i = 0; i < p->count; i++) {
+        const pk_part *pt = &p->parts[i];
+        if (pt->status == PK_PART_SPLIT && i != cur)
+            return PK_E_CHECKPOINT_STATE;
+        if ((pt->status == PK_PART_SPLIT || pt->status == PK_PART_LEFT) &&
+            (mpz_sizeinbase(pt->v, 10) > job->bpsw_digits + 1 || pk_bpsw(pt->v) != 0 ||
+             mpz_perfect_power_p(pt->v)))
+            return PK_E_CHECKPOINT_STATE;
+        if (pt->status == PK_PART_UNCLASSIFIED && pk_decimal_length(pt->v) <= job->bpsw_digits)
+            return PK_E_CHECKPOINT_STATE;
+        if (p->stage == PK_PIPE_DONE && (pt->status == PK_PART_NEW || pt->status == PK_PART_SPLIT))
+            return PK_E_CHECKPOINT_STATE;
+    }
+    int has_split = cur < p->count && p->parts[cur].status == PK_PART_SPLIT;
+    if (has_split != (split != PK_METHOD_NONE) || (has_split && p->parts[cur].method != split))
+        return PK_E_CHECKPOINT_STATE;
+    if (split == PK_METHOD_ECM) {
+        if (mpz_sizeinbase(p->parts[cur].v, 2) <= (PK_HAVE_WORD ? 128u : 0u))
+            return PK_E_CHECKPOINT_STATE;
+        rc = pk_ecm_load(&p->ecm, p->parts[cur].v, v, end);
+        if (rc != PK_OK)
+            return rc;
+#if PK_HAVE_WORD
+    } else if (split == PK_METHOD_WORD) {
+        if (mpz_sizeinbase(p->parts[cur].v, 2) > 128)
+            return PK_E_CHECKPOINT_STATE;
+        const mpz_srcptr m = p->parts[cur].v;
+        pk_u128 nn = ((pk_u128)mpz_getlimbn(m, 1) << 64) | mpz_getlimbn(m, 0);
+        if (pk_wsplit_load(&p->ws, nn, v, (size_t)(end - v)) != 0)
+            return PK_E_CHECKPOINT_STATE;
+#endif
+    }
+    p->split = split;
+    return PK_OK;
+}
+
+int pk_pipe_check(pk_job *job)
+{
+    const struct pk_pipe *p = job->pipe;
+    if (!p) {
+        /* Still in trial division, or ended by it with every factor listed. */
+        return job->done && job->cof_status != PK_COFACTOR_ONE ? PK_E_CHECKPOINT_STATE : PK_OK;
+    }
+    if ((p->stage == PK_PIPE_DONE) != (job->done != 0))
+        return PK_E_CHECKPOINT_STATE;
+    /* Trial division is over before the pipeline starts. */
+    pk_job_refresh_bound(job);
+    if (job->from > 2 || job->next <= job->eff_bound)
+        return PK_E_CHECKPOINT_STATE;
+    if (job->done) {
+        int status = PK_COFACTOR_ONE;
+        for (size_t i = 0; i < p->count; i++) {
+            if (p->parts[i].status == PK_PART_UNCLASSIFIED)
+                status = PK_COFACTOR_UNKNOWN;
+            else if (status == PK_COFACTOR_ONE)
+                status = PK_COFACTOR_COMPOSITE;
+        }
+        if (status != job->cof_status)
+            return PK_E_CHECKPOINT_STATE;
+    }
+    return PK_OK;
+}
