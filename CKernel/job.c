@@ -404,7 +404,7 @@ int pk_job_progress(const pk_job *job, pk_progress *out)
     p.percent = job->percent;
     p.next_divisor = job->next;
     p.divisors_tested = job->tested + job->win_tested;
-    p.work_done = job->work + job->win_work;
+    p.work_done = job->work + job->win_work + pk_pipe_work(job);
     p.factors_found = job->factor_count;
     p.done = job->done;
     size_t bits = mpz_sizeinbase(job->cof, 2);

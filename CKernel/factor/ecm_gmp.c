@@ -21,11 +21,21 @@
 #define PK_ECM_CHUNK_MIN 200u
 #define PK_ECM_CHUNK_LIMBS2 16000u /* max chunk = this / L² (at least PK_ECM_CHUNK_MIN) */
 
+/* Digits, B1, B2 (set explicitly, so that a part's record says what ran), and
+   the expected curves for a factor of that size. */
 const pk_ecm_level pk_ecm_levels[PK_ECM_LEVELS] = {
-    {15, 2000, 25},          {20, 11000, 90},          {25, 50000, 300},
-    {30, 250000, 700},       {35, 1000000, 1800},      {40, 3000000, 5100},
-    {45, 11000000, 10600},   {50, 43000000, 19300},    {55, 110000000, 49000},
-    {60, 260000000, 124000}, {65, 850000000, 210000},  {70, 2900000000u, 340000},
+    {15, 2000, UINT64_C(147396), 25},
+    {20, 11000, UINT64_C(1873422), 90},
+    {25, 50000, UINT64_C(12746592), 300},
+    {30, 250000, UINT64_C(128992510), 700},
+    {35, 1000000, UINT64_C(1045563762), 1800},
+    {40, 3000000, UINT64_C(5706890290), 5100},
+    {45, 11000000, UINT64_C(35133391030), 10600},
+    {50, 43000000, UINT64_C(240490660426), 19300},
+    {55, 110000000, UINT64_C(776278396540), 49000},
+    {60, 260000000, UINT64_C(3178559884516), 124000},
+    {65, 850000000, UINT64_C(15892277350966), 210000},
+    {70, 2900000000u, UINT64_C(105101237217912), 340000},
 };
 
 void pk_ecm_init(pk_ecm *e)
@@ -167,7 +177,7 @@ static void curve_finished(pk_ecm *e, uint64_t b2)
 
 /* One GMP-ECM call on the current curve: stage 1 from b1done to b1 (stage 2
    skipped), or stage 2 alone when stage2 is set. */
-static int call(pk_ecm *e, uint64_t b1, int stage2, mpz_t factor, uint64_t *b2_used)
+static int call(pk_ecm *e, uint64_t b1, int stage2, mpz_t factor)
 {
     ecm_params p;
     ecm_init(p);
@@ -178,14 +188,11 @@ static int call(pk_ecm *e, uint64_t b1, int stage2, mpz_t factor, uint64_t *b2_u
     mpz_set(p->x, e->x);
     p->B1done = (double)e->b1done;
     p->verbose = 0;
-    if (!stage2)
-        mpz_set_ui(p->B2, b1); /* no stage 2 */
+    mpz_set_ui(p->B2, stage2 ? pk_ecm_levels[e->level].b2 : b1); /* B2 = B1: no stage 2 */
     int r = ecm_factor(factor, e->n, (double)b1, p);
     if (r >= 0) {
         mpz_set(e->x, p->x);
         e->b1done = b1;
-        if (b2_used)
-            *b2_used = mpz_sgn(p->B2) > 0 && mpz_fits_ulong_p(p->B2) ? mpz_get_ui(p->B2) : 0;
     }
     ecm_clear(p);
     return r;
@@ -218,7 +225,7 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
             chunk = max;
         uint64_t to = lv->b1 - e->b1done <= chunk ? lv->b1 : e->b1done + chunk;
         uint64_t from = e->b1done;
-        int r = call(e, to, 0, factor, NULL);
+        int r = call(e, to, 0, factor);
         if (r < 0)
             return PK_E_INTERNAL;
         used = (to - from) * l2 * PK_ECM_UNIT;
@@ -231,15 +238,14 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
             e->phase = 2;
         }
     } else {
-        uint64_t b2 = 0;
-        int r = call(e, lv->b1, 1, factor, &b2);
+        int r = call(e, lv->b1, 1, factor);
         if (r < 0)
             return PK_E_INTERNAL;
         used = lv->b1 * l2 * PK_ECM_UNIT;
         if (r > 0 && mpz_cmp_ui(factor, 1) > 0 && mpz_cmp(factor, e->n) < 0)
             found = 1;
         else
-            curve_finished(e, b2);
+            curve_finished(e, lv->b2);
     }
     e->work += used;
     *budget = *budget > used ? *budget - used : 0;
@@ -293,7 +299,9 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
         return PK_E_CHECKPOINT_STATE;
     if (phase != 0 && (mpz_sgn(e->x) <= 0 || mpz_cmp(e->x, n) >= 0))
         return PK_E_CHECKPOINT_STATE;
-    if ((curves == 0) != (f[7] == 0) || (f[7] != 0 && f[7] != pk_ecm_levels[level - (lc == 0 && level > 0)].b1))
+    const pk_ecm_level *last = &pk_ecm_levels[level - (lc == 0 && level > 0)];
+    if ((curves == 0) != (f[7] == 0) || (f[7] != 0 && f[7] != last->b1) || (f[8] != 0 && f[8] != last->b2) ||
+        (f[7] == 0 && f[8] != 0))
         return PK_E_CHECKPOINT_STATE;
     e->curve = curve;
     e->level = (unsigned)level;

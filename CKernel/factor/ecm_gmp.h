@@ -21,6 +21,7 @@
 typedef struct pk_ecm_level {
     unsigned digits;            /* factor size the level targets */
     uint64_t b1;
+    uint64_t b2;                /* stage 2 bound (GMP-ECM's default for this B1) */
     uint64_t curves;            /* expected curves to find such a factor */
 } pk_ecm_level;
 

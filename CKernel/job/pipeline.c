@@ -443,6 +443,11 @@ int pk_pipe_step(pk_job *job, uint64_t *budget)
 
 /* ---------------------------------------------------------------- progress */
 
+uint64_t pk_pipe_work(const pk_job *job)
+{
+    return job->pipe ? job->pipe->work : 0;
+}
+
 double pk_pipe_percent(const pk_job *job)
 {
     const struct pk_pipe *p = job->pipe;

@@ -49,9 +49,12 @@ struct KernelLimits: Sendable, Hashable {
 }
 
 /// `pk_options_init` once (it reads the environment); every job starts from a copy. Its pointer fields are nil.
+/// The engine runs trial-division jobs (`PK_MODE_TRIAL`): its answers are those of trial division over the range,
+/// with or without a bound.
 nonisolated(unsafe) private let baseOptions: pk_options = {
     var options = pk_options()
     pk_options_init(&options)
+    options.mode = Int32(PK_MODE_TRIAL.rawValue)
     return options
 }()
 

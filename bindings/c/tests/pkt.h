@@ -207,7 +207,13 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(gcd_in_pieces_matches_mpz_gcd)                         \
     X(barrett_reduction_and_products_in_pieces_match_gmp)    \
     X(interrupts_inside_window_work_resume_to_the_same_answer) \
-    X(window_check_is_cut_into_bounded_pieces)
+    X(window_check_is_cut_into_bounded_pieces)               \
+    X(complete_factorizations_match_known_answers)           \
+    X(m137_factors_completely)                               \
+    X(complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer) \
+    X(v2_checkpoint_single_character_changes_are_refused_or_harmless) \
+    X(effort_limits_give_the_partial_answer)                 \
+    X(a_range_or_trial_mode_keeps_trial_division_alone)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)
