@@ -139,4 +139,9 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
                                       double min_delay, double max_delay,
                                       double time_cap, uint64_t seed);
 
+/* --------------------------------------------------------- complete.c */
+
+/* The complete-factorization rows (printed after the main table). */
+void bench_complete(int quick, uint64_t seed);
+
 #endif /* PK_BENCH_H */
