@@ -32,19 +32,13 @@ static void write_file(const char *dir, const char *name, const void *data, size
         die(path, 0);
 }
 
-/* Create a job, step it `steps` times with `budget` (0 steps: run to the end),
-   and write its checkpoint. */
-static void checkpoint(const char *dir, const char *name, const char *n, const char *from,
-                       const char *bound, size_t bpsw_digits, uint64_t budget, unsigned steps)
+/* Create a job with options o, step it `steps` times with `budget` (0 steps:
+   run to the end), and write its checkpoint. */
+static void checkpoint_with(const char *dir, const char *name, const char *n, const pk_options *o,
+                            uint64_t budget, unsigned steps)
 {
-    pk_options o;
-    pk_options_init(&o);
-    o.from = from;
-    o.bound = bound;
-    if (bpsw_digits != (size_t)-1)
-        o.bpsw_digits = bpsw_digits;
     pk_job *job;
-    int rc = pk_job_create(n, &o, &job);
+    int rc = pk_job_create(n, o, &job);
     if (rc != PK_OK)
         die(name, rc);
     if (steps == 0) {
@@ -65,6 +59,30 @@ static void checkpoint(const char *dir, const char *name, const char *n, const c
     write_file(dir, name, text, len);
     free(text);
     pk_job_destroy(job);
+}
+
+/* A trial-division job (version-1 checkpoint). */
+static void checkpoint(const char *dir, const char *name, const char *n, const char *from,
+                       const char *bound, size_t bpsw_digits, uint64_t budget, unsigned steps)
+{
+    pk_options o;
+    pk_options_init(&o);
+    o.mode = PK_MODE_TRIAL;
+    o.from = from;
+    o.bound = bound;
+    if (bpsw_digits != (size_t)-1)
+        o.bpsw_digits = bpsw_digits;
+    checkpoint_with(dir, name, n, &o, budget, steps);
+}
+
+/* A complete job (version-2 checkpoint), with an optional ECM effort limit. */
+static void complete(const char *dir, const char *name, const char *n, unsigned ecm_digits, uint64_t budget,
+                     unsigned steps)
+{
+    pk_options o;
+    pk_options_init(&o);
+    o.ecm_digits = ecm_digits;
+    checkpoint_with(dir, name, n, &o, budget, steps);
 }
 
 /* A fuzz_candidate input: flags, from selector, bound selector, budget byte, text. */
@@ -105,6 +123,17 @@ int main(int argc, char **argv)
     }
     const char *r = argv[1], *c = argv[2];
     const size_t dflt = (size_t)-1;
+
+    /* Complete jobs: trial division, the parts and each split's state. */
+    complete(r, "v2-trial-mid", "1000000016000000063", 0, 3000, 1);
+    complete(r, "v2-done-f7", "340282366920938463463374607431768211457", 0, 0, 0);
+    complete(r, "v2-done-powers", "1246785253285058220716124847288764354899033267733312284885626878112757977883", 0,
+             0, 0);
+    complete(r, "v2-split-128", "150877741366717398497521917692071611467", 0, 1u << 16, 3);
+    complete(r, "v2-ecm-mid", "19089646418076700638093652483960256172813760522736775650563", 0, 1u << 18, 30);
+    complete(r, "v2-ecm-parts", "2183716516991169353317911200530702450878659370121202297", 0, 1u << 18, 12);
+    complete(r, "v2-partial-done",
+             "9641628265553941653251774264401730262267629802896646001526088", 15, 0, 0);
 
     /* 64-bit path. */
     checkpoint(r, "u64-fresh", "600851475143", NULL, NULL, dflt, 0, 1);
