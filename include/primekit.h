@@ -1,8 +1,10 @@
 /*
  * primekit.h — the public C interface of the PrimeKit kernel.
  *
- * PrimeKit answers "is this number prime, and what are its factors?" by trial
- * division, as resumable work: a job is created from a decimal candidate, is
+ * PrimeKit answers "is this number prime, and what are its factors?" as
+ * resumable work — by default completely (trial division, then perfect
+ * powers, primality and splitting by rho/SQUFOF/ECM), or by trial division
+ * over a divisor range: a job is created from a decimal candidate, is
  * advanced in bounded steps, can be interrupted from any thread (or a signal
  * handler), and can be written to a portable text checkpoint and rebuilt from
  * it in another process or on another machine.
@@ -225,7 +227,8 @@ PK_API int pk_simd_active(int requested);
 
 /* -------------------------------------------------------------------- job */
 
-/* A trial-division job. Opaque; create with pk_job_create or pk_job_restore. */
+/* A factoring job (complete, or trial division over a range: see pk_mode).
+   Opaque; create with pk_job_create or pk_job_restore. */
 typedef struct pk_job pk_job;
 
 /*
@@ -266,7 +269,11 @@ PK_API void pk_job_destroy(pk_job *job);
  * calibrate a budget once and get slices of a steady length. The budget is
  * honoured in blocks: a step may overshoot it by at most one block (a few
  * thousand units on the 64/128-bit paths, one group of primes on the GMP
- * path). budget 0 does no work.
+ * path). budget 0 does no work. The stages of a complete job after trial
+ * division count in the same currency: about one modular multiplication of a
+ * word-size part per unit, and D·L²·40 units for an ECM stage-1 chunk of D
+ * on an L-limb part (docs/kernel.md); a piece of them (an ECM stage 2 is one)
+ * may overshoot the budget.
  *
  * Returns PK_MORE (budget spent, work remains), PK_DONE (finished; further
  * calls return PK_DONE at once, even with an interrupt pending), PK_INTERRUPTED (pk_job_interrupt was seen;
@@ -288,7 +295,11 @@ PK_API int pk_job_step(pk_job *job, uint64_t budget);
  * and between sieve segments on the GMP window path (candidates of ~3,700
  * digits and more), where a window check — a reduction and one gcd — is the
  * one uninterruptible stretch: ~75 ms at 100,000 digits, ~0.5 s at
- * 1,000,000. docs/kernel.md has the measured figures.
+ * 1,000,000. Complete jobs poll before every piece of the later stages: a
+ * word-size split slice (at most 2^16 units), an ECM curve's set-up, a chunk
+ * of its stage 1 (about a millisecond at 200 bits), or its stage 2 (one
+ * uninterruptible GMP-ECM call: a few milliseconds at 200 bits and small B1,
+ * growing with B1). docs/kernel.md has the measured figures.
  *
  * Thread-safe and async-signal-safe (a lock-free atomic store). job must be
  * valid for the duration of the call.
@@ -358,7 +369,11 @@ typedef enum pk_certainty {
 /*
  * The answer of a finished job. Transparent; set size before the call.
  *
- * Listed factors are proven primes. A remainder that trial division proves
+ * A trial-division job (PK_MODE_TRIAL) lists proven primes only; a complete
+ * job lists every prime, each PROVEN or PROBABLE (pk_job_factor_certainty),
+ * and a cofactor other than 1 only when an effort limit left composite parts
+ * (status COMPOSITE; pk_job_part) or a part longer than bpsw_digits (status
+ * UNKNOWN). For trial division: listed factors are proven primes. A remainder that trial division proves
  * prime (the next divisor passed its square root, with the range starting at
  * 2) is moved into the factors, leaving the cofactor 1. A remainder below
  * 2^64 that passes BPSW is proven prime too (no BPSW pseudoprime exists below
@@ -380,8 +395,10 @@ typedef struct pk_result {
                                job's answer is PROBABLE exactly when a listed
                                factor is (see pk_job_factor_certainty) */
     /* Added with complete factorization. */
-    size_t part_count;      /* composite parts left by an effort limit (cofactor
-                               status COMPOSITE); 0 otherwise. See pk_job_part */
+    size_t part_count;      /* parts a complete job left: composite ones at an
+                               effort limit (status COMPOSITE), or longer than
+                               bpsw_digits and untested (status UNKNOWN); 0 for
+                               a complete answer. See pk_job_part */
 } pk_result;
 
 /*
@@ -439,7 +456,7 @@ typedef struct pk_part_info {
 } pk_part_info;
 
 /*
- * pk_job_part — the index-th composite part a finished complete job left
+ * pk_job_part — the index-th part a finished complete job left
  * (ascending), as decimal in the caller-buffer convention, and what was
  * tried on it. The cofactor is the product of the parts to their exponents.
  *
@@ -551,7 +568,9 @@ PK_API int pk_small_divisors(const pk_small_answer *answer, size_t max_count, ch
 /*
  * pk_job_checkpoint — write the job's resumable state as portable, versioned
  * text (ASCII lines: format version, candidate, range, limits, next divisor,
- * work done, factors found, cofactor, and a checksum line), in the
+ * work done, factors found, cofactor, for a complete job its stage, parts and
+ * the current split's state (format version 2; trial-division jobs write
+ * version 1), and a checksum line), in the
  * caller-buffer convention. The text restores to the same job in any process
  * on any machine. Call it between steps (for example after PK_INTERRUPTED).
  *
@@ -565,7 +584,9 @@ PK_API int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *l
  *
  * text, length  the checkpoint (need not be NUL-terminated).
  * options       NULL or pk_options_init'ed: only max_digits and simd are used;
- *               the range and the BPSW limit come from the checkpoint.
+ *               the range, the mode, the effort limits and the BPSW limit come
+ *               from the checkpoint. Versions 1 and 2 are read (version 1 as a
+ *               trial-division job).
  * out           receives the job; NULL on error.
  *
  * Returns PK_OK; PK_E_CHECKPOINT (malformed, truncated, bad checksum),
