@@ -1,16 +1,23 @@
 /*
- * factor/ecm_gmp.c — resumable ECM through GMP-ECM (see ecm_gmp.h).
+ * factor/ecm_gmp.c — resumable ECM (see ecm_gmp.h).
  *
- * GMP-ECM's stop callback takes no argument, so it cannot reach a job's
- * interrupt flag without global state; instead stage 1 is run in chunks of
- * B1: a call continues the curve from the point x and the bound B1done of
- * the previous one and returns the new point. The chunk is sized from the
- * step budget and capped so that one costs about a millisecond at 200 bits.
- * Units: a chunk of D primes-bound on an L-limb number costs D·L²·PK_ECM_UNIT
- * units (measured: roughly the time of as many trial-division units); stage
- * 2 is counted as B1·L²·PK_ECM_UNIT.
+ * Stage 1 is done here, not by GMP-ECM: GMP-ECM's stop callback takes no
+ * argument, so it cannot reach a job's interrupt flag without global state,
+ * and continuing a curve chunk by chunk through ecm_factor leaks four
+ * residues a call in GMP-ECM 7.0 (its curve clean-up frees one of the five
+ * coefficients it allocates), hundreds of bytes a millisecond. The kernel's
+ * stage 1 multiplies the point (X:Z) on By² = x³ + Ax² + x by the prime
+ * powers up to B1 with Montgomery's x-only ladder, one chunk of primes (from
+ * the segmented sieve) at a time: the product of the chunk's prime powers is
+ * one ladder scalar. Chunks are sized from the step budget and capped at
+ * 16,000/L² of B1 for an L-limb part (about a millisecond at 200 bits).
+ * Stage 2 is one GMP-ECM call per curve from the affine stage-1 point
+ * (sigma_is_A with A, B1done = B1), with B2 from the level table.
+ * Units: a ladder bit on an L-limb part counts L²·PK_ECM_BIT_UNIT, stage 2
+ * B1·L²·PK_ECM_UNIT (about the time of as many trial-division units).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ecm.h>
@@ -18,8 +25,10 @@
 #include "factor/ecm_gmp.h"
 
 #define PK_ECM_UNIT 40u
+#define PK_ECM_BIT_UNIT 28u
 #define PK_ECM_CHUNK_MIN 200u
 #define PK_ECM_CHUNK_LIMBS2 16000u /* max chunk = this / L² (at least PK_ECM_CHUNK_MIN) */
+#define PK_ECM_CHUNK_MAX PK_ECM_CHUNK_LIMBS2 /* the largest chunk (L = 1) */
 
 /* Digits, B1, B2 (set explicitly, so that a part's record says what ran), and
    the expected curves for a factor of that size. */
@@ -41,16 +50,20 @@ const pk_ecm_level pk_ecm_levels[PK_ECM_LEVELS] = {
 void pk_ecm_init(pk_ecm *e)
 {
     memset(e, 0, sizeof *e);
-    mpz_init(e->n);
-    mpz_init(e->a);
-    mpz_init(e->x);
+    mpz_inits(e->n, e->a, e->x, e->z, e->a24, NULL);
+    for (int i = 0; i < 6; i++)
+        mpz_init(e->t[i]);
+    pk_sieve_init(&e->sieve);
 }
 
 void pk_ecm_clear(pk_ecm *e)
 {
-    mpz_clear(e->n);
-    mpz_clear(e->a);
-    mpz_clear(e->x);
+    mpz_clears(e->n, e->a, e->x, e->z, e->a24, NULL);
+    for (int i = 0; i < 6; i++)
+        mpz_clear(e->t[i]);
+    pk_sieve_free(&e->sieve);
+    free(e->primes);
+    e->primes = NULL;
 }
 
 void pk_ecm_start(pk_ecm *e, const mpz_t n)
@@ -58,6 +71,7 @@ void pk_ecm_start(pk_ecm *e, const mpz_t n)
     mpz_set(e->n, n);
     mpz_set_ui(e->a, 0);
     mpz_set_ui(e->x, 0);
+    mpz_set_ui(e->z, 0);
     e->curve = 0;
     e->level = 0;
     e->level_curves = e->curves = 0;
@@ -160,6 +174,7 @@ static void next_curve(pk_ecm *e)
     e->phase = 0;
     e->b1done = 1;
     mpz_set_ui(e->x, 0);
+    mpz_set_ui(e->z, 0);
     mpz_set_ui(e->a, 0);
 }
 
@@ -175,34 +190,114 @@ static void curve_finished(pk_ecm *e, uint64_t b2)
     next_curve(e);
 }
 
-/* One GMP-ECM call on the current curve: stage 1 from b1done to b1 (stage 2
-   skipped), or stage 2 alone when stage2 is set. */
-static int call(pk_ecm *e, uint64_t b1, int stage2, mpz_t factor)
+/* (A + 2)/4 mod n; 0 when 4 has no inverse (n even: never for a part). */
+static int set_a24(pk_ecm *e)
 {
-    ecm_params p;
-    ecm_init(p);
-    p->method = ECM_ECM;
-    p->param = ECM_PARAM_SUYAMA;
-    p->sigma_is_A = 1;
-    mpz_set(p->sigma, e->a);
-    mpz_set(p->x, e->x);
-    p->B1done = (double)e->b1done;
-    p->verbose = 0;
-    if (stage2) {
-        mpz_set_ui(p->B2, pk_ecm_levels[e->level].b2);
-    } else {
-        /* No stage 2, and none of its set-up: B2 = 0 and no NTT (with B2 = B1
-           GMP-ECM still prepares stage 2, 180 µs a call, measured). */
-        mpz_set_ui(p->B2, 0);
-        p->use_ntt = 0;
+    mpz_add_ui(e->a24, e->a, 2);
+    mpz_set_ui(e->t[0], 4);
+    if (!mpz_invert(e->t[0], e->t[0], e->n))
+        return 0;
+    mpz_mul(e->a24, e->a24, e->t[0]);
+    mpz_mod(e->a24, e->a24, e->n);
+    return 1;
+}
+
+static void mulmod(mpz_t r, const mpz_t a, const mpz_t b, const mpz_t n)
+{
+    mpz_mul(r, a, b);
+    mpz_mod(r, r, n);
+}
+
+/* (x2:z2) = 2·(x:z). t[0..2] scratch. Outputs may alias inputs. */
+static void ladder_dbl(pk_ecm *e, mpz_t x2, mpz_t z2, const mpz_t x, const mpz_t z)
+{
+    mpz_ptr s = e->t[0], d = e->t[1], q = e->t[2];
+    mpz_add(s, x, z);
+    mpz_mul(s, s, s);
+    mpz_mod(s, s, e->n);         /* (x + z)² */
+    mpz_sub(d, x, z);
+    mpz_mul(d, d, d);
+    mpz_mod(d, d, e->n);         /* (x − z)² */
+    mpz_sub(q, s, d);            /* 4xz */
+    mulmod(x2, s, d, e->n);
+    mulmod(z2, q, e->a24, e->n);
+    mpz_add(z2, z2, d);
+    mulmod(z2, z2, q, e->n);
+}
+
+/* (xr:zr) = (xp:zp) + (xq:zq) given their difference (xd:zd). t[0..2] scratch.
+   Outputs may alias p or q, not d. */
+static void ladder_add(pk_ecm *e, mpz_t xr, mpz_t zr, const mpz_t xp, const mpz_t zp, const mpz_t xq,
+                       const mpz_t zq, const mpz_t xd, const mpz_t zd)
+{
+    mpz_ptr u = e->t[0], v = e->t[1], w = e->t[2];
+    mpz_sub(u, xp, zp);
+    mpz_add(w, xq, zq);
+    mulmod(u, u, w, e->n);
+    mpz_add(v, xp, zp);
+    mpz_sub(w, xq, zq);
+    mulmod(v, v, w, e->n);
+    mpz_add(w, u, v);
+    mpz_mul(w, w, w);
+    mpz_mod(w, w, e->n);
+    mpz_sub(u, u, v);
+    mpz_mul(u, u, u);
+    mpz_mod(u, u, e->n);
+    mulmod(xr, zd, w, e->n);
+    mulmod(zr, xd, u, e->n);
+}
+
+/* (x:z) = k·(x:z) by Montgomery's ladder (k >= 1). t[3..5] hold the second
+   point. */
+static void ladder(pk_ecm *e, const mpz_t k)
+{
+    mpz_ptr x1 = e->t[3], z1 = e->t[4], xd = e->t[5];
+    size_t bits = mpz_sizeinbase(k, 2);
+    if (bits <= 1)
+        return;
+    /* R0 = P in (x, z) after the loop; the difference P is kept as (xd : zd)
+       with zd the caller's z before the loop: keep a copy of both. */
+    mpz_t zd;
+    mpz_init_set(zd, e->z);
+    mpz_set(xd, e->x);
+    ladder_dbl(e, x1, z1, e->x, e->z); /* R1 = 2P, R0 = P */
+    for (size_t i = bits - 1; i-- > 0;) {
+        if (mpz_tstbit(k, i)) {
+            ladder_add(e, e->x, e->z, e->x, e->z, x1, z1, xd, zd);
+            ladder_dbl(e, x1, z1, x1, z1);
+        } else {
+            ladder_add(e, x1, z1, e->x, e->z, x1, z1, xd, zd);
+            ladder_dbl(e, e->x, e->z, e->x, e->z);
+        }
     }
-    int r = ecm_factor(factor, e->n, (double)b1, p);
-    if (r >= 0) {
-        mpz_set(e->x, p->x);
-        e->b1done = b1;
+    mpz_clear(zd);
+}
+
+/* Stage 1 over the primes of (b1done, to]: (x:z) = s·(x:z) with s the product
+   of their largest powers up to B1. Returns the ladder bits, or -1 when
+   memory runs out. */
+static long stage1_chunk(pk_ecm *e, uint64_t to, uint64_t b1)
+{
+    if (!e->primes) {
+        e->primes = malloc((PK_ECM_CHUNK_MAX / 2 + 4) * sizeof *e->primes);
+        if (!e->primes)
+            return -1;
     }
-    ecm_clear(p);
-    return r;
+    long count = pk_sieve_primes(&e->sieve, e->b1done + 1, to + 1, e->primes);
+    if (count < 0)
+        return -1;
+    mpz_t k;
+    mpz_init_set_ui(k, 1);
+    for (long i = 0; i < count; i++) {
+        uint64_t p = e->primes[i], q = p;
+        while (q <= b1 / p)
+            q *= p;
+        mpz_mul_ui(k, k, q);
+    }
+    long bits = (long)mpz_sizeinbase(k, 2);
+    ladder(e, k);
+    mpz_clear(k);
+    return bits;
 }
 
 int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
@@ -212,7 +307,8 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
     uint64_t used = 0;
     int found = 0;
     if (e->phase == 0) {
-        if (suyama(e->n, PK_ECM_SIGMA0 + e->curve, e->a, e->x, factor)) {
+        if (suyama(e->n, PK_ECM_SIGMA0 + e->curve, e->a, e->x, factor) && set_a24(e)) {
+            mpz_set_ui(e->z, 1);
             e->phase = 1;
             e->b1done = 1;
         } else if (mpz_cmp_ui(factor, 1) > 0 && mpz_cmp(factor, e->n) < 0) {
@@ -231,21 +327,39 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
         if (chunk > max)
             chunk = max;
         uint64_t to = lv->b1 - e->b1done <= chunk ? lv->b1 : e->b1done + chunk;
-        uint64_t from = e->b1done;
-        int r = call(e, to, 0, factor);
-        if (r < 0)
-            return PK_E_INTERNAL;
-        used = (to - from) * l2 * PK_ECM_UNIT;
-        if (r > 0) {
-            if (mpz_cmp_ui(factor, 1) > 0 && mpz_cmp(factor, e->n) < 0)
-                found = 1;
-            else
-                curve_finished(e, 0); /* every prime at once: try the next curve */
-        } else if (e->b1done >= lv->b1) {
-            e->phase = 2;
+        long bits = stage1_chunk(e, to, lv->b1);
+        if (bits < 0)
+            return PK_E_NOMEM;
+        e->b1done = to;
+        used = (uint64_t)bits * l2 * PK_ECM_BIT_UNIT + l2;
+        if (e->b1done >= lv->b1) {
+            /* The affine point for stage 2; no inverse means the curve's
+               order is smooth modulo some prime of n (a factor), or all. */
+            if (mpz_invert(factor, e->z, e->n)) {
+                mulmod(e->x, e->x, factor, e->n);
+                mpz_set_ui(e->z, 1);
+                e->phase = 2;
+            } else {
+                mpz_gcd(factor, e->z, e->n);
+                if (mpz_cmp_ui(factor, 1) > 0 && mpz_cmp(factor, e->n) < 0)
+                    found = 1;
+                else
+                    curve_finished(e, 0);
+            }
         }
     } else {
-        int r = call(e, lv->b1, 1, factor);
+        ecm_params p;
+        ecm_init(p);
+        p->method = ECM_ECM;
+        p->param = ECM_PARAM_SUYAMA;
+        p->sigma_is_A = 1;
+        mpz_set(p->sigma, e->a);
+        mpz_set(p->x, e->x);
+        p->B1done = (double)lv->b1;
+        p->verbose = 0;
+        mpz_set_ui(p->B2, lv->b2);
+        int r = ecm_factor(factor, e->n, (double)lv->b1, p);
+        ecm_clear(p);
         if (r < 0)
             return PK_E_INTERNAL;
         used = lv->b1 * l2 * PK_ECM_UNIT;
@@ -272,6 +386,8 @@ void pk_ecm_save(const pk_ecm *e, pk_sbuf *b)
     pk_sb_u64_word(b, e->last_b2);
     pk_sb_text(b, " ");
     pk_sb_mpz(b, e->x);
+    pk_sb_text(b, " ");
+    pk_sb_mpz(b, e->z);
 }
 
 int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
@@ -282,10 +398,14 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     for (int i = 0; i < 9; i++)
         if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &f[i]) != PK_OK)
             return PK_E_CHECKPOINT;
-    if (pk_next_word(&v, end, &w, &wl) != PK_OK || v != end)
+    const char *zw;
+    size_t zl;
+    if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_next_word(&v, end, &zw, &zl) != PK_OK || v != end)
         return PK_E_CHECKPOINT;
     pk_ecm_start(e, n);
     int rc = pk_set_mpz(e->x, w, wl);
+    if (rc == PK_OK)
+        rc = pk_set_mpz(e->z, zw, zl);
     if (rc != PK_OK)
         return rc;
     uint64_t curve = f[0], level = f[1], lc = f[2], curves = f[3], phase = f[4], b1done = f[5];
@@ -298,13 +418,15 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     /* Curves of earlier levels are all done; the last level repeats without end. */
     if (curves != before + lc || (level + 1 < PK_ECM_LEVELS && lc >= lv->curves))
         return PK_E_CHECKPOINT_STATE;
-    if (phase == 0 && (b1done != 1 || mpz_sgn(e->x) != 0))
+    if (phase == 0 && (b1done != 1 || mpz_sgn(e->x) != 0 || mpz_sgn(e->z) != 0))
         return PK_E_CHECKPOINT_STATE;
     if (phase == 1 && (b1done < 1 || b1done >= lv->b1))
         return PK_E_CHECKPOINT_STATE;
     if (phase == 2 && b1done != lv->b1)
         return PK_E_CHECKPOINT_STATE;
-    if (phase != 0 && (mpz_sgn(e->x) <= 0 || mpz_cmp(e->x, n) >= 0))
+    if (phase != 0 && (mpz_cmp(e->x, n) >= 0 || mpz_cmp(e->z, n) >= 0))
+        return PK_E_CHECKPOINT_STATE;
+    if (phase == 2 && mpz_cmp_ui(e->z, 1) != 0) /* stage 2 starts from the affine point */
         return PK_E_CHECKPOINT_STATE;
     const pk_ecm_level *last = &pk_ecm_levels[level - (lc == 0 && level > 0)];
     if ((curves == 0) != (f[7] == 0) || (f[7] != 0 && f[7] != last->b1) || (f[8] != 0 && f[8] != last->b2) ||
@@ -322,7 +444,7 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     if (phase != 0) {
         mpz_t x0, g;
         mpz_inits(x0, g, NULL);
-        int ok = suyama(n, PK_ECM_SIGMA0 + curve, e->a, x0, g);
+        int ok = suyama(n, PK_ECM_SIGMA0 + curve, e->a, x0, g) && set_a24(e);
         mpz_clears(x0, g, NULL);
         if (!ok)
             return PK_E_CHECKPOINT_STATE; /* this curve could never have started */

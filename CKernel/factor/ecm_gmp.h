@@ -5,10 +5,10 @@
  * Curves follow a fixed schedule: curve k uses Suyama's parametrisation with
  * sigma = PK_ECM_SIGMA0 + k, so a restored state repeats the same curves.
  * The B1 levels and their expected curve counts are the ones GMP-ECM
- * publishes for its default B2 (pk_ecm_levels). Stage 1 runs in chunks of B1
- * (GMP-ECM continues a curve from a point and the bound it reached), so it
- * stops between chunks; stage 2 is one call per curve and is restarted from
- * the stage-1 point if a step is interrupted before it.
+ * publishes for its default B2 (pk_ecm_levels). Stage 1 is the kernel's own
+ * (a Montgomery ladder over the prime powers up to B1, in chunks of primes,
+ * so it stops between chunks); stage 2 is one GMP-ECM call per curve from
+ * the stage-1 point, run again if a step is interrupted before it.
  */
 #ifndef PK_FACTOR_ECM_GMP_H
 #define PK_FACTOR_ECM_GMP_H
@@ -30,7 +30,12 @@ extern const pk_ecm_level pk_ecm_levels[PK_ECM_LEVELS];
 
 typedef struct pk_ecm {
     mpz_t n;                    /* the composite being split */
-    mpz_t a, x;                 /* the current curve (Montgomery A) and its stage-1 point */
+    mpz_t a, x, z;              /* the current curve (Montgomery A) and its point (X:Z):
+                                   stage 1's running multiple; z = 1 in stage 2 */
+    mpz_t a24;                  /* (A + 2)/4, derived from a */
+    mpz_t t[6];                 /* scratch of the ladder */
+    pk_sieve sieve;             /* primes of stage 1 (scratch) */
+    uint64_t *primes;           /* one chunk's primes (scratch, allocated on first use) */
     uint64_t curve;             /* number of the current curve: sigma = PK_ECM_SIGMA0 + curve */
     unsigned level;             /* index in pk_ecm_levels (the last one repeats forever) */
     uint64_t level_curves;      /* curves finished at this level */
@@ -54,7 +59,7 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor);
 /* Fraction of the expected curves of levels 0..through done (monotone). */
 double pk_ecm_fraction(const pk_ecm *e, unsigned through);
 
-/* Checkpoint text: " <curve> <level> <level-curves> <curves> <phase> <b1done> <work> <last-b1> <last-b2> <x>"
+/* Checkpoint text: " <curve> <level> <level-curves> <curves> <phase> <b1done> <work> <last-b1> <last-b2> <x> <z>"
    appended to b; load reads the same words from [v, end) and checks them against n. */
 void pk_ecm_save(const pk_ecm *e, pk_sbuf *b);
 int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end);

@@ -747,6 +747,8 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
 int pk_pipe_check(pk_job *job)
 {
     const struct pk_pipe *p = job->pipe;
+    if (job->from != 2)
+        return PK_E_CHECKPOINT_STATE; /* a complete job's trial division starts at 2 */
     if (!p) {
         /* Still in trial division, or ended by it with every factor listed. */
         return job->done && job->cof_status != PK_COFACTOR_ONE ? PK_E_CHECKPOINT_STATE : PK_OK;
