@@ -25,10 +25,14 @@ int pk_word_factor64(uint64_t n, uint64_t primes[15], uint8_t exps[15]);
 int pk_word_is_prime64(uint64_t n);
 int pk_word_is_prime128(pk_u128 n); /* 1 prime (proven below 2^64), 2 probable prime, 0 composite */
 
+/* floor(sqrt(n)). */
+uint64_t pk_word_isqrt64(uint64_t n);
 /* The largest r with r^k <= n (k >= 1). */
 pk_u128 pk_word_root128(pk_u128 n, unsigned k);
 /* n = r^k with k >= 2 as large as possible: returns k and sets *root, or returns 1 (*root = n). */
 unsigned pk_word_power128(pk_u128 n, pk_u128 *root);
+/* The same when every prime factor of n has at least root_bits bits (fewer exponents to try). */
+unsigned pk_word_power128_above(pk_u128 n, unsigned root_bits, pk_u128 *root);
 
 /* ----------------------------------------------------------- resumable split */
 

@@ -207,7 +207,16 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(gcd_in_pieces_matches_mpz_gcd)                         \
     X(barrett_reduction_and_products_in_pieces_match_gmp)    \
     X(interrupts_inside_window_work_resume_to_the_same_answer) \
-    X(window_check_is_cut_into_bounded_pieces)
+    X(window_check_is_cut_into_bounded_pieces)               \
+    X(word_factor64_matches_brute_force_below_a_million)     \
+    X(word_factor64_random_numbers_multiply_back_into_primes) \
+    X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \
+    X(word_balanced_64_bit_semiprimes_split_through_the_batch_call) \
+    X(word_65_to_128_bit_semiprimes_and_numbers_factor_completely) \
+    X(word_prime_powers_carmichael_numbers_and_edges_factor)  \
+    X(word_batch_calls_reject_bad_arguments_and_write_nothing) \
+    X(wsplit_interrupted_saved_and_resumed_finds_the_same_factor) \
+    X(wsplit_load_refuses_every_single_character_change)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)
