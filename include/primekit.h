@@ -563,6 +563,70 @@ PK_API int pk_small_factor(uint32_t n, pk_small_answer *out);
 PK_API int pk_small_divisors(const pk_small_answer *answer, size_t max_count, char *buf, size_t cap,
                              size_t *len, size_t *count);
 
+/* ------------------------------------------------- many word-size numbers */
+
+/* No number below 2^64 has more distinct prime factors (2·3·5·…·47), nor below 2^128 (2·3·…·103). */
+#define PK_U64_MAX_FACTORS 15
+#define PK_U128_MAX_FACTORS 27
+
+/*
+ * The complete factorization of one number below 2^64, as pk_factor_u64_array
+ * writes it. Transparent. Every prime is proven (a test with no exception
+ * below 2^64); primes ascend; the product of primes[i]^exponents[i] is n.
+ */
+typedef struct pk_u64_answer {
+    size_t size;                               /* sizeof(pk_u64_answer), written by the call */
+    uint64_t n;                                /* the number */
+    uint32_t factor_count;                     /* distinct prime factors */
+    uint8_t exponents[PK_U64_MAX_FACTORS];
+    uint64_t primes[PK_U64_MAX_FACTORS];       /* ascending */
+} pk_u64_answer;
+
+/*
+ * pk_factor_u64_array — factor count numbers, each 2 <= n < 2^64, completely:
+ * answers[i] receives the factorization of numbers[i]. Trial division, then
+ * Pollard-Brent rho or elliptic curves in Montgomery arithmetic; no
+ * allocation. answer_size must be sizeof(pk_u64_answer). Every number is
+ * checked first: on an error nothing is written.
+ * Returns PK_OK, PK_E_ARG (a NULL array with count > 0, a wrong answer_size)
+ * or PK_E_RANGE (a number below 2). Thread-safe.
+ */
+PK_API int pk_factor_u64_array(const uint64_t *numbers, size_t count, pk_u64_answer *answers,
+                               size_t answer_size);
+
+/* A number below 2^128 as two 64-bit halves: hi · 2^64 + lo. */
+typedef struct pk_uint128 {
+    uint64_t lo;
+    uint64_t hi;
+} pk_uint128;
+
+/*
+ * The complete factorization of one number below 2^128. Transparent. Primes
+ * ascend; primes below 2^64 are proven (certainty PK_CERTAINTY_PROVEN), primes
+ * above pass a BPSW test (PK_CERTAINTY_PROBABLE; no counterexample is known);
+ * probable_count counts the latter.
+ */
+typedef struct pk_u128_answer {
+    size_t size;                                 /* sizeof(pk_u128_answer), written by the call */
+    pk_uint128 n;                                /* the number */
+    uint32_t factor_count;                       /* distinct prime factors */
+    uint32_t probable_count;                     /* of them, probable primes (at most one) */
+    pk_uint128 primes[PK_U128_MAX_FACTORS];      /* ascending */
+    uint8_t exponents[PK_U128_MAX_FACTORS];
+    uint8_t certainty[PK_U128_MAX_FACTORS];      /* a pk_certainty value per prime */
+} pk_u128_answer;
+
+/*
+ * pk_factor_u128_array — factor count numbers, each 2 <= n < 2^128,
+ * completely, as pk_factor_u64_array does; above 2^64 a composite part is
+ * split by elliptic curves in two-word Montgomery arithmetic (milliseconds
+ * for a product of two 64-bit primes). No allocation. answer_size must be
+ * sizeof(pk_u128_answer); on an error nothing is written.
+ * Returns PK_OK, PK_E_ARG or PK_E_RANGE (a number below 2). Thread-safe.
+ */
+PK_API int pk_factor_u128_array(const pk_uint128 *numbers, size_t count, pk_u128_answer *answers,
+                                size_t answer_size);
+
 /* ------------------------------------------------------------- checkpoint */
 
 /*

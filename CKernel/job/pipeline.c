@@ -30,15 +30,7 @@
 #include "job/pipeline.h"
 #include "factor/ecm_gmp.h"
 
-#if defined(__has_include)
-#  if __has_include("factor/word.h")
-#    include "factor/word.h"
-#    define PK_HAVE_WORD 1
-#  endif
-#endif
-#ifndef PK_HAVE_WORD
-#  define PK_HAVE_WORD 0
-#endif
+#include "factor/word.h"
 
 /* Units of one word-size split slice: well under a millisecond. */
 #define PK_WORD_SLICE (UINT64_C(1) << 16)
@@ -51,6 +43,7 @@ enum { PK_PIPE_SPLIT = 1, PK_PIPE_DONE = 2 };
 
 static const char *const status_names[] = {"new", "split", "left", "unclassified"};
 static const char *const method_names[] = {"none", "split", "ecm"};
+static const char *const split_names[] = {"none", "word", "ecm"}; /* the split line's */
 
 typedef struct pk_part {
     mpz_t v;
@@ -69,9 +62,7 @@ struct pk_pipe {
     uint64_t start_bits;        /* bits of the cofactor when the pipeline started */
     int split;                  /* PK_METHOD_* of the current part's split (status SPLIT) */
     pk_ecm ecm;
-#if PK_HAVE_WORD
     pk_wsplit ws;
-#endif
 };
 
 uint64_t pk_pipe_trial_bound(size_t bits)
@@ -81,10 +72,7 @@ uint64_t pk_pipe_trial_bound(size_t bits)
        50-60 digits), about one ECM curve at B1 = 2000, which finds most
        primes of 2^16..2^20 that are there (about one number in five has one). Below
        2^64 the word-size unit removes small primes itself. */
-    if (bits <= 64 && PK_HAVE_WORD)
-        return 1u << 10;
-    (void)bits;
-    return 1u << 16;
+    return bits <= 64 ? 1u << 10 : 1u << 16;
 }
 
 static struct pk_pipe *pipe_new(void)
@@ -285,7 +273,6 @@ static int examine(pk_job *job, size_t i)
     struct pk_pipe *p = job->pipe;
     pk_part *pt = &p->parts[i];
     size_t bits = mpz_sizeinbase(pt->v, 2);
-#if PK_HAVE_WORD
     if (bits <= 64) {
         uint64_t primes[15];
         uint8_t exps[15];
@@ -303,7 +290,6 @@ static int examine(pk_job *job, size_t i)
         refresh_cofactor(job);
         return rc;
     }
-#endif
     if (mpz_sizeinbase(pt->v, 10) > job->bpsw_digits + 1 ||
         (mpz_sizeinbase(pt->v, 10) == job->bpsw_digits + 1 && pk_decimal_length(pt->v) > job->bpsw_digits)) {
         pt->status = PK_PART_UNCLASSIFIED;
@@ -339,14 +325,12 @@ static int examine(pk_job *job, size_t i)
         return PK_OK;
     }
     pt->status = PK_PART_SPLIT;
-#if PK_HAVE_WORD
     if (bits <= 128) {
         pk_u128 n = ((pk_u128)mpz_getlimbn(pt->v, 1) << 64) | mpz_getlimbn(pt->v, 0);
         pk_wsplit_init(&p->ws, n);
         p->split = pt->method = PK_METHOD_WORD;
         return PK_OK;
     }
-#endif
     pk_ecm_start(&p->ecm, pt->v);
     p->split = pt->method = PK_METHOD_ECM;
     return PK_OK;
@@ -384,7 +368,6 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
     uint64_t used;
     mpz_t f;
     mpz_init(f);
-#if PK_HAVE_WORD
     if (p->split == PK_METHOD_WORD) {
         uint64_t slice = *budget < PK_WORD_SLICE ? *budget : PK_WORD_SLICE;
         uint64_t w0 = pk_wsplit_work(&p->ws);
@@ -398,7 +381,6 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
             mpz_add_ui(f, f, (unsigned long)g);
         }
     } else
-#endif
     {
         uint64_t w0 = p->ecm.work;
         found = pk_ecm_piece(&p->ecm, budget, f);
@@ -496,14 +478,10 @@ const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_lef
         *fraction = pk_ecm_fraction(&p->ecm, through - 1);
         return "ecm";
     }
-#if PK_HAVE_WORD
     double w = (double)pk_wsplit_work(&p->ws);
     double expect = (double)(UINT64_C(1) << (mpz_sizeinbase(p->parts[i].v, 2) / 4));
     *fraction = w / (w + expect);
     return "split";
-#else
-    return "split";
-#endif
 }
 
 /* ----------------------------------------------------------------- answers */
@@ -571,7 +549,6 @@ void pk_pipe_save(const pk_job *job, pk_sbuf *b)
     pk_sb_text(b, "split ");
     if (!p || p->split == PK_METHOD_NONE) {
         pk_sb_text(b, "none");
-#if PK_HAVE_WORD
     } else if (p->split == PK_METHOD_WORD) {
         char text[512];
         size_t n = pk_wsplit_save(&p->ws, text, sizeof text);
@@ -581,7 +558,6 @@ void pk_pipe_save(const pk_job *job, pk_sbuf *b)
         }
         pk_sb_text(b, "word ");
         pk_sb_bytes(b, text, n);
-#endif
     } else {
         pk_sb_text(b, "ecm");
         pk_ecm_save(&p->ecm, b);
@@ -623,7 +599,7 @@ static int load_part(struct pk_pipe *p, const char *v, size_t n)
         int level_ok = f[5] == 0;
         for (unsigned l = 0; l < PK_ECM_LEVELS; l++)
             level_ok |= f[5] == pk_ecm_levels[l].digits;
-        if (mpz_cmp_ui(x, 2) < 0 || f[0] == 0 || !level_ok || (method == PK_METHOD_WORD && !PK_HAVE_WORD) ||
+        if (mpz_cmp_ui(x, 2) < 0 || f[0] == 0 || !level_ok ||
             (p->count && mpz_cmp(p->parts[p->count - 1].v, x) >= 0))
             rc = PK_E_CHECKPOINT_STATE;
     }
@@ -683,7 +659,7 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
     size_t wl;
     if ((rc = pk_next_word(&v, end, &w, &wl)) != PK_OK)
         return rc;
-    int split = name_index(method_names, 3, w, wl);
+    int split = name_index(split_names, 3, w, wl);
     if (split < 0 || (split == PK_METHOD_NONE) != (v == end))
         return PK_E_CHECKPOINT;
     if (!p)
@@ -725,12 +701,11 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
     if (has_split != (split != PK_METHOD_NONE) || (has_split && p->parts[cur].method != split))
         return PK_E_CHECKPOINT_STATE;
     if (split == PK_METHOD_ECM) {
-        if (mpz_sizeinbase(p->parts[cur].v, 2) <= (PK_HAVE_WORD ? 128u : 0u))
+        if (mpz_sizeinbase(p->parts[cur].v, 2) <= 128)
             return PK_E_CHECKPOINT_STATE;
         rc = pk_ecm_load(&p->ecm, p->parts[cur].v, v, end);
         if (rc != PK_OK)
             return rc;
-#if PK_HAVE_WORD
     } else if (split == PK_METHOD_WORD) {
         if (mpz_sizeinbase(p->parts[cur].v, 2) > 128)
             return PK_E_CHECKPOINT_STATE;
@@ -738,7 +713,6 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
         pk_u128 nn = ((pk_u128)mpz_getlimbn(m, 1) << 64) | mpz_getlimbn(m, 0);
         if (pk_wsplit_load(&p->ws, nn, v, (size_t)(end - v)) != 0)
             return PK_E_CHECKPOINT_STATE;
-#endif
     }
     p->split = split;
     return PK_OK;

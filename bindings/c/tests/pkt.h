@@ -213,7 +213,16 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer) \
     X(v2_checkpoint_single_character_changes_are_refused_or_harmless) \
     X(effort_limits_give_the_partial_answer)                 \
-    X(a_range_or_trial_mode_keeps_trial_division_alone)
+    X(a_range_or_trial_mode_keeps_trial_division_alone)     \
+    X(word_factor64_matches_brute_force_below_a_million)     \
+    X(word_factor64_random_numbers_multiply_back_into_primes) \
+    X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \
+    X(word_balanced_64_bit_semiprimes_split_through_the_batch_call) \
+    X(word_65_to_128_bit_semiprimes_and_numbers_factor_completely) \
+    X(word_prime_powers_carmichael_numbers_and_edges_factor)  \
+    X(word_batch_calls_reject_bad_arguments_and_write_nothing) \
+    X(wsplit_interrupted_saved_and_resumed_finds_the_same_factor) \
+    X(wsplit_load_refuses_every_single_character_change)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)

@@ -297,33 +297,43 @@ void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(v
     }
     pkt_say("%u interrupts, %u restores; interrupted in: trial %u, prime %u, split %u, ecm %u", interrupts, restores,
             sc[0].count, sc[1].count, sc[2].count, sc[3].count);
-    PKT_CHECK(sc[0].count > 0 && sc[1].count > 0 && sc[3].count > 0, "some stage was never interrupted");
+    PKT_CHECK(sc[0].count > 0 && sc[1].count > 0 && sc[2].count > 0 && sc[3].count > 0,
+              "some stage was never interrupted");
 }
 
 /* ------------------------------------------------------------ corruption */
 
+static void single_character_changes(const char *name, const char *stage, uint64_t budget);
+
 void test_v2_checkpoint_single_character_changes_are_refused_or_harmless(void)
 {
-    pkt_say("checks: a version-2 checkpoint of a job paused inside ECM, with every single character replaced "
-            "(three ways): as is, the checksum refuses it; re-sealed, it is refused with a checkpoint status or "
-            "restores to a job that steps without error, checkpoints and restores again, and whose answer, if it "
-            "ends, has true facts");
-    const complete_vector *v = vector_named("60 digits, a 20-digit factor");
+    pkt_say("checks: version-2 checkpoints of jobs paused inside ECM and inside a word-size split, with every "
+            "single character replaced (three ways): as is, the checksum refuses it; re-sealed, it is refused "
+            "with a checkpoint status or restores to a job that steps without error, checkpoints and restores "
+            "again, and whose answer, if it ends, has true facts");
+    single_character_changes("60 digits, a 20-digit factor", "ecm", (uint64_t)1 << 18);
+    single_character_changes("two 64-bit primes", "split", (uint64_t)1 << 12);
+}
+
+static void single_character_changes(const char *name, const char *stage, uint64_t budget)
+{
+    const complete_vector *v = vector_named(name);
     pk_job *job = create(v->n, NULL);
     if (!job)
         return;
     pk_progress pr;
-    for (int i = 0; i < 400; i++) {
-        pk_job_step(job, (uint64_t)1 << 18);
+    for (int i = 0; i < 4000; i++) {
+        pk_job_step(job, budget);
         pkt_progress(job, &pr);
-        if (pr.stage && strcmp(pr.stage, "ecm") == 0 && pr.stage_fraction > 0)
+        if (pr.stage && strcmp(pr.stage, stage) == 0 && pr.stage_fraction > 0)
             break;
     }
-    PKT_CHECK(pr.stage && strcmp(pr.stage, "ecm") == 0, "the job never reached ECM (stage %s)", pr.stage);
+    PKT_CHECK(pr.stage && strcmp(pr.stage, stage) == 0, "%s: the job never reached %s (stage %s)", name, stage,
+              pr.stage);
     size_t len = 0;
     char *text = pkt_checkpoint(job, &len);
     pk_job_destroy(job);
-    pkt_say("checkpoint of %zu bytes", len);
+    pkt_say("%s: checkpoint of %zu bytes in stage %s", name, len, stage);
     static const char subst[] = {'1', '0', ' '};
     unsigned refused = 0, restored = 0, finished = 0;
     size_t stride = PKT_SIZE(1, 3);

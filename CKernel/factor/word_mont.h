@@ -1,0 +1,174 @@
+/*
+ * word_mont.h — Montgomery arithmetic for odd moduli below 2^64 (one word)
+ * and below 2^128 (two words), as inline functions; private to the
+ * word-size factoring unit (CKernel/factor/word*).
+ *
+ * A residue a is kept as a·R mod n (R = 2^64 or 2^128), always fully reduced
+ * (0 <= value < n), so equality of residues is equality of words and the
+ * values written into a saved state are canonical. Products reduce with
+ * REDC: one word (t = a·b; m = t·n^-1 mod 2^64; (t − m·n) / 2^64, plus n when
+ * negative) works for every odd n < 2^64; two words interleave the product
+ * and the reduction limb by limb (CIOS) and keep the one carry bit the sum can
+ * reach when n is above 2^127.
+ */
+#ifndef PK_WORD_MONT_H
+#define PK_WORD_MONT_H
+
+#include <stdint.h>
+
+typedef unsigned __int128 pk_u128;
+
+/* ------------------------------------------------------------ one word */
+
+typedef struct pk_mont64 {
+    uint64_t n;    /* odd modulus */
+    uint64_t inv;  /* n^-1 mod 2^64 */
+    uint64_t one;  /* R mod n */
+    uint64_t r2;   /* R^2 mod n */
+} pk_mont64;
+
+static inline uint64_t pk_inv64(uint64_t n)
+{
+    uint64_t x = n; /* right to 3 bits for odd n; each Newton step doubles them */
+    for (int i = 0; i < 5; i++)
+        x *= 2 - n * x;
+    return x;
+}
+
+static inline void pk_mont64_init(pk_mont64 *m, uint64_t n)
+{
+    m->n = n;
+    m->inv = pk_inv64(n);
+    m->one = (uint64_t)((((pk_u128)1) << 64) % n);
+    m->r2 = (uint64_t)(((pk_u128)m->one * m->one) % n);
+}
+
+static inline uint64_t pk_mont64_redc(const pk_mont64 *m, pk_u128 t)
+{
+    uint64_t lo = (uint64_t)t, hi = (uint64_t)(t >> 64);
+    uint64_t q = lo * m->inv;
+    uint64_t h = (uint64_t)(((pk_u128)q * m->n) >> 64);
+    uint64_t r = hi - h;
+    return hi < h ? r + m->n : r;
+}
+
+static inline uint64_t pk_mont64_mul(const pk_mont64 *m, uint64_t a, uint64_t b)
+{
+    return pk_mont64_redc(m, (pk_u128)a * b);
+}
+
+static inline uint64_t pk_mont64_add(const pk_mont64 *m, uint64_t a, uint64_t b)
+{
+    uint64_t t = m->n - b;
+    return a >= t ? a - t : a + b;
+}
+
+static inline uint64_t pk_mont64_sub(const pk_mont64 *m, uint64_t a, uint64_t b)
+{
+    return a >= b ? a - b : a - b + m->n;
+}
+
+static inline uint64_t pk_mont64_to(const pk_mont64 *m, uint64_t a)
+{
+    return pk_mont64_mul(m, a % m->n, m->r2);
+}
+
+static inline uint64_t pk_mont64_from(const pk_mont64 *m, uint64_t a)
+{
+    return pk_mont64_redc(m, a);
+}
+
+/* ----------------------------------------------------------- two words */
+
+typedef struct pk_mont128 {
+    pk_u128 n;     /* odd modulus */
+    uint64_t ninv; /* -n^-1 mod 2^64 */
+    pk_u128 one;   /* R mod n */
+    pk_u128 r2;    /* R^2 mod n */
+} pk_mont128;
+
+/* Additions without branches: a taken branch on data costs more than the arithmetic. */
+static inline pk_u128 pk_mont128_add(const pk_mont128 *m, pk_u128 a, pk_u128 b)
+{
+    pk_u128 s, t;
+    int carry = __builtin_add_overflow(a, b, &s);
+    int borrow = __builtin_sub_overflow(s, m->n, &t);
+    pk_u128 keep = (pk_u128)0 - (pk_u128)(borrow & !carry); /* all ones: s < n, keep s */
+    return (s & keep) | (t & ~keep);
+}
+
+static inline pk_u128 pk_mont128_sub(const pk_mont128 *m, pk_u128 a, pk_u128 b)
+{
+    pk_u128 r;
+    int borrow = __builtin_sub_overflow(a, b, &r);
+    return r + (m->n & ((pk_u128)0 - (pk_u128)borrow));
+}
+
+static inline void pk_mont128_init(pk_mont128 *m, pk_u128 n)
+{
+    m->n = n;
+    m->ninv = 0 - pk_inv64((uint64_t)n);
+    m->one = (0 - n) % n; /* 2^128 mod n */
+    pk_u128 r = m->one;   /* doubled 128 times: 2^256 mod n */
+    for (int i = 0; i < 128; i++)
+        r = pk_mont128_add(m, r, r);
+    m->r2 = r;
+}
+
+static inline pk_u128 pk_mont128_mul(const pk_mont128 *m, pk_u128 a, pk_u128 b)
+{
+    const uint64_t a0 = (uint64_t)a, a1 = (uint64_t)(a >> 64);
+    const uint64_t b0 = (uint64_t)b, b1 = (uint64_t)(b >> 64);
+    const uint64_t n0 = (uint64_t)m->n, n1 = (uint64_t)(m->n >> 64);
+    pk_u128 x;
+    uint64_t t0, t1, t2, t3, q, c;
+    /* limb 0 of b */
+    x = (pk_u128)a0 * b0;
+    t0 = (uint64_t)x;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)a1 * b0 + c;
+    t1 = (uint64_t)x;
+    t2 = (uint64_t)(x >> 64);
+    q = t0 * m->ninv;
+    x = (pk_u128)q * n0 + t0;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)q * n1 + t1 + c;
+    t0 = (uint64_t)x;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)t2 + c;
+    t1 = (uint64_t)x;
+    t2 = (uint64_t)(x >> 64);
+    /* limb 1 of b */
+    x = (pk_u128)a0 * b1 + t0;
+    t0 = (uint64_t)x;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)a1 * b1 + t1 + c;
+    t1 = (uint64_t)x;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)t2 + c;
+    t2 = (uint64_t)x;
+    t3 = (uint64_t)(x >> 64);
+    q = t0 * m->ninv;
+    x = (pk_u128)q * n0 + t0;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)q * n1 + t1 + c;
+    t0 = (uint64_t)x;
+    c = (uint64_t)(x >> 64);
+    x = (pk_u128)t2 + c;
+    t1 = (uint64_t)x;
+    t2 = t3 + (uint64_t)(x >> 64);
+    pk_u128 r = (pk_u128)t0 | ((pk_u128)t1 << 64);
+    return (t2 || r >= m->n) ? r - m->n : r; /* compiled without a branch; measured faster than masks */
+}
+
+static inline pk_u128 pk_mont128_to(const pk_mont128 *m, pk_u128 a)
+{
+    return pk_mont128_mul(m, a % m->n, m->r2);
+}
+
+static inline pk_u128 pk_mont128_from(const pk_mont128 *m, pk_u128 a)
+{
+    return pk_mont128_mul(m, a, 1);
+}
+
+#endif /* PK_WORD_MONT_H */
