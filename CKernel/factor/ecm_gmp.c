@@ -208,69 +208,140 @@ static void mulmod(mpz_t r, const mpz_t a, const mpz_t b, const mpz_t n)
     mpz_mod(r, r, n);
 }
 
-/* (x2:z2) = 2·(x:z). t[0..2] scratch. Outputs may alias inputs. */
-static void ladder_dbl(pk_ecm *e, mpz_t x2, mpz_t z2, const mpz_t x, const mpz_t z)
+/*
+ * Montgomery arithmetic on L-limb residues for the ladder: a residue a stands
+ * for a·R^-1 mod n with R = 2^(64L); mont_mul is REDC of a product (inputs
+ * below n, output below n).
+ */
+typedef struct pk_mont {
+    mp_size_t l;
+    const mp_limb_t *n;
+    mp_limb_t ninv;             /* −1/n mod 2^64 */
+    mp_limb_t *t;               /* 2L limbs of scratch */
+} pk_mont;
+
+static void mont_mul(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
 {
-    mpz_ptr s = e->t[0], d = e->t[1], q = e->t[2];
-    mpz_add(s, x, z);
-    mpz_mul(s, s, s);
-    mpz_mod(s, s, e->n);         /* (x + z)² */
-    mpz_sub(d, x, z);
-    mpz_mul(d, d, d);
-    mpz_mod(d, d, e->n);         /* (x − z)² */
-    mpz_sub(q, s, d);            /* 4xz */
-    mulmod(x2, s, d, e->n);
-    mulmod(z2, q, e->a24, e->n);
-    mpz_add(z2, z2, d);
-    mulmod(z2, z2, q, e->n);
+    mp_size_t l = m->l;
+    mp_limb_t *t = m->t, hi = 0;
+    mpn_mul_n(t, a, b, l);
+    for (mp_size_t i = 0; i < l; i++) {
+        mp_limb_t c = mpn_addmul_1(t + i, m->n, l, t[i] * m->ninv);
+        hi += mpn_add_1(t + i + l, t + i + l, l - i, c);
+    }
+    if (hi || mpn_cmp(t + l, m->n, l) >= 0)
+        mpn_sub_n(r, t + l, m->n, l);
+    else
+        memcpy(r, t + l, (size_t)l * sizeof *r);
 }
 
-/* (xr:zr) = (xp:zp) + (xq:zq) given their difference (xd:zd). t[0..2] scratch.
-   Outputs may alias p or q, not d. */
-static void ladder_add(pk_ecm *e, mpz_t xr, mpz_t zr, const mpz_t xp, const mpz_t zp, const mpz_t xq,
-                       const mpz_t zq, const mpz_t xd, const mpz_t zd)
+static void mont_add(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
 {
-    mpz_ptr u = e->t[0], v = e->t[1], w = e->t[2];
-    mpz_sub(u, xp, zp);
-    mpz_add(w, xq, zq);
-    mulmod(u, u, w, e->n);
-    mpz_add(v, xp, zp);
-    mpz_sub(w, xq, zq);
-    mulmod(v, v, w, e->n);
-    mpz_add(w, u, v);
-    mpz_mul(w, w, w);
-    mpz_mod(w, w, e->n);
-    mpz_sub(u, u, v);
-    mpz_mul(u, u, u);
-    mpz_mod(u, u, e->n);
-    mulmod(xr, zd, w, e->n);
-    mulmod(zr, xd, u, e->n);
+    if (mpn_add_n(r, a, b, m->l) || mpn_cmp(r, m->n, m->l) >= 0)
+        mpn_sub_n(r, r, m->n, m->l);
 }
 
-/* (x:z) = k·(x:z) by Montgomery's ladder (k >= 1). t[3..5] hold the second
-   point. */
-static void ladder(pk_ecm *e, const mpz_t k)
+static void mont_sub(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
 {
-    mpz_ptr x1 = e->t[3], z1 = e->t[4], xd = e->t[5];
+    if (mpn_sub_n(r, a, b, m->l))
+        mpn_add_n(r, r, m->n, m->l);
+}
+
+/* v·R mod n into l limbs. */
+static void mont_in(const pk_mont *m, mp_limb_t *r, const mpz_t v, const mpz_t n)
+{
+    mpz_t t;
+    mpz_init(t);
+    mpz_mul_2exp(t, v, (mp_bitcnt_t)(64 * m->l));
+    mpz_mod(t, t, n);
+    memset(r, 0, (size_t)m->l * sizeof *r);
+    mpz_export(r, NULL, -1, sizeof *r, 0, 0, t);
+    mpz_clear(t);
+}
+
+/* The residue a (in Montgomery form) as a plain number. */
+static void mont_out(const pk_mont *m, mpz_t v, const mp_limb_t *a, mp_limb_t *one, mp_limb_t *tmp)
+{
+    memset(one, 0, (size_t)m->l * sizeof *one);
+    one[0] = 1;
+    mont_mul(m, tmp, a, one);
+    mpz_import(v, (size_t)m->l, -1, sizeof *tmp, 0, 0, tmp);
+}
+
+enum { LX0, LZ0, LX1, LZ1, LXD, LZD, LA24, LS, LD, LQ, LU, LV, LW, LREGS };
+
+/* (x2:z2) = 2·(x:z); uses LS, LD, LQ. Outputs may alias the inputs. */
+static void mont_dbl(const pk_mont *m, mp_limb_t **g, mp_limb_t *x2, mp_limb_t *z2, const mp_limb_t *x,
+                     const mp_limb_t *z)
+{
+    mont_add(m, g[LS], x, z);
+    mont_mul(m, g[LS], g[LS], g[LS]);   /* (x + z)² */
+    mont_sub(m, g[LD], x, z);
+    mont_mul(m, g[LD], g[LD], g[LD]);   /* (x − z)² */
+    mont_sub(m, g[LQ], g[LS], g[LD]);   /* 4xz */
+    mont_mul(m, x2, g[LS], g[LD]);
+    mont_mul(m, z2, g[LQ], g[LA24]);
+    mont_add(m, z2, z2, g[LD]);
+    mont_mul(m, z2, z2, g[LQ]);
+}
+
+/* (xr:zr) = (xp:zp) + (xq:zq) with difference (LXD:LZD); uses LU, LV, LW.
+   Outputs may alias p or q. */
+static void mont_dadd(const pk_mont *m, mp_limb_t **g, mp_limb_t *xr, mp_limb_t *zr, const mp_limb_t *xp,
+                      const mp_limb_t *zp, const mp_limb_t *xq, const mp_limb_t *zq)
+{
+    mont_sub(m, g[LU], xp, zp);
+    mont_add(m, g[LW], xq, zq);
+    mont_mul(m, g[LU], g[LU], g[LW]);
+    mont_add(m, g[LV], xp, zp);
+    mont_sub(m, g[LW], xq, zq);
+    mont_mul(m, g[LV], g[LV], g[LW]);
+    mont_add(m, g[LW], g[LU], g[LV]);
+    mont_mul(m, g[LW], g[LW], g[LW]);
+    mont_sub(m, g[LU], g[LU], g[LV]);
+    mont_mul(m, g[LU], g[LU], g[LU]);
+    mont_mul(m, xr, g[LZD], g[LW]);
+    mont_mul(m, zr, g[LXD], g[LU]);
+}
+
+/* (x:z) = k·(x:z) by Montgomery's ladder (k >= 1). 0, or -1 when memory
+   runs out. */
+static int ladder(pk_ecm *e, const mpz_t k)
+{
     size_t bits = mpz_sizeinbase(k, 2);
     if (bits <= 1)
-        return;
-    /* R0 = P in (x, z) after the loop; the difference P is kept as (xd : zd)
-       with zd the caller's z before the loop: keep a copy of both. */
-    mpz_t zd;
-    mpz_init_set(zd, e->z);
-    mpz_set(xd, e->x);
-    ladder_dbl(e, x1, z1, e->x, e->z); /* R1 = 2P, R0 = P */
+        return 0;
+    mp_size_t l = (mp_size_t)mpz_size(e->n);
+    mp_limb_t *mem = malloc((size_t)(LREGS + 4) * (size_t)l * sizeof *mem);
+    if (!mem)
+        return -1;
+    mp_limb_t *g[LREGS];
+    for (int i = 0; i < LREGS; i++)
+        g[i] = mem + (size_t)i * (size_t)l;
+    pk_mont m = {l, mpz_limbs_read(e->n), 0, mem + (size_t)LREGS * (size_t)l};
+    mp_limb_t n0 = m.n[0], inv = n0; /* n odd: Newton's iteration for 1/n0 mod 2^64 */
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - n0 * inv;
+    m.ninv = (mp_limb_t)0 - inv;
+    mont_in(&m, g[LXD], e->x, e->n);
+    mont_in(&m, g[LZD], e->z, e->n);
+    mont_in(&m, g[LA24], e->a24, e->n);
+    memcpy(g[LX0], g[LXD], (size_t)l * sizeof *mem);
+    memcpy(g[LZ0], g[LZD], (size_t)l * sizeof *mem);
+    mont_dbl(&m, g, g[LX1], g[LZ1], g[LX0], g[LZ0]);
     for (size_t i = bits - 1; i-- > 0;) {
         if (mpz_tstbit(k, i)) {
-            ladder_add(e, e->x, e->z, e->x, e->z, x1, z1, xd, zd);
-            ladder_dbl(e, x1, z1, x1, z1);
+            mont_dadd(&m, g, g[LX0], g[LZ0], g[LX0], g[LZ0], g[LX1], g[LZ1]);
+            mont_dbl(&m, g, g[LX1], g[LZ1], g[LX1], g[LZ1]);
         } else {
-            ladder_add(e, x1, z1, e->x, e->z, x1, z1, xd, zd);
-            ladder_dbl(e, e->x, e->z, e->x, e->z);
+            mont_dadd(&m, g, g[LX1], g[LZ1], g[LX0], g[LZ0], g[LX1], g[LZ1]);
+            mont_dbl(&m, g, g[LX0], g[LZ0], g[LX0], g[LZ0]);
         }
     }
-    mpz_clear(zd);
+    mont_out(&m, e->x, g[LX0], g[LS], g[LD]);
+    mont_out(&m, e->z, g[LZ0], g[LS], g[LD]);
+    free(mem);
+    return 0;
 }
 
 /* Stage 1 over the primes of (b1done, to]: (x:z) = s·(x:z) with s the product
@@ -295,9 +366,9 @@ static long stage1_chunk(pk_ecm *e, uint64_t to, uint64_t b1)
         mpz_mul_ui(k, k, q);
     }
     long bits = (long)mpz_sizeinbase(k, 2);
-    ladder(e, k);
+    int rc = ladder(e, k);
     mpz_clear(k);
-    return bits;
+    return rc < 0 ? -1 : bits;
 }
 
 int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
