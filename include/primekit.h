@@ -271,9 +271,9 @@ PK_API void pk_job_destroy(pk_job *job);
  * thousand units on the 64/128-bit paths, one group of primes on the GMP
  * path). budget 0 does no work. The stages of a complete job after trial
  * division count in the same currency: about one modular multiplication of a
- * word-size part per unit, and D·L²·40 units for an ECM stage-1 chunk of D
- * on an L-limb part (docs/kernel.md); a piece of them (an ECM stage 2 is one)
- * may overshoot the budget.
+ * word-size part per unit, and for ECM on an L-limb part L²·28 units per bit
+ * of a stage-1 chunk's scalar (docs/kernel.md); a piece of them (an ECM
+ * stage 2 is one) may overshoot the budget.
  *
  * Returns PK_MORE (budget spent, work remains), PK_DONE (finished; further
  * calls return PK_DONE at once, even with an interrupt pending), PK_INTERRUPTED (pk_job_interrupt was seen;
