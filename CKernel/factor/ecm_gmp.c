@@ -418,6 +418,11 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
                     curve_finished(e, 0);
             }
         }
+    } else if (mpz_sgn(e->x) == 0) {
+        /* x = 0: the point of order 2, whose multiples say nothing (and which
+           GMP-ECM refuses as a starting point). */
+        curve_finished(e, 0);
+        used = l2;
     } else {
         ecm_params p;
         ecm_init(p);
