@@ -137,4 +137,15 @@ void bench_complete(int quick, uint64_t seed)
            "interrupt latency in ECM (200 bits)", "-", "-", l.samples, l.median_s * 1e6, l.p99_s * 1e6,
            l.worst_s * 1e6, l.cpu_median_s * 1e6, l.cpu_p99_s * 1e6, l.finished);
     fflush(stdout);
+
+    /* The same for a 128-bit semiprime: its one part is split by the word-size unit. */
+    static const char *const w128_factors[] = {"10559746080387105187", "14288008463285552441"};
+    bench_expect wex = {PK_PRIME_NO, 2, w128_factors, "1", PK_COFACTOR_ONE};
+    l = bench_interrupt_latency("W128 split latency", "150877741366717398497521917692071611467", &o, &wex,
+                                quick ? 200 : 500, 50e-6, 2e-3, quick ? 10.0 : 30.0, seed + 1);
+    printf("  %-44s %10s %10s  %zu samples: median %.0f us, p99 %.0f us, worst %.0f us (cpu median %.0f, p99 "
+           "%.0f us); %zu jobs finished\n",
+           "interrupt latency in a word-size split (128 b)", "-", "-", l.samples, l.median_s * 1e6,
+           l.p99_s * 1e6, l.worst_s * 1e6, l.cpu_median_s * 1e6, l.cpu_p99_s * 1e6, l.finished);
+    fflush(stdout);
 }
