@@ -32,8 +32,9 @@
 
 #include "factor/word.h"
 
-/* Units of one word-size split slice: well under a millisecond. */
-#define PK_WORD_SLICE (UINT64_C(1) << 16)
+/* Units of one word-size split slice: about 0.3 ms at 128 bits (2^16 units
+   took up to 1.4 ms of CPU, measured with pk-bench's split-latency row). */
+#define PK_WORD_SLICE (UINT64_C(1) << 14)
 /* Percent of a complete job's progress given to trial division. */
 #define PK_TRIAL_SHARE 10.0
 

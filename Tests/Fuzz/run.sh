@@ -36,10 +36,6 @@ runs_for() { # the FUZZ_RUNS count of harness $1, or nothing
 # 1234567 -> 1,234,567
 commas() { echo "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'; }
 
-# GMP-ECM's known leak (one per ECM curve): see ../lsan.supp.
-export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-
 total=0
 total_seconds=0
 summary=()
