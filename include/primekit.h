@@ -514,7 +514,8 @@ PK_API int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_
  *         cofactor classified exactly as a single job over the union would.
  *
  * Returns PK_OK, PK_E_ARG, PK_E_NOT_DONE (a piece is not finished),
- * PK_E_OPTIONS (different candidates, or the ranges leave a gap),
+ * PK_E_OPTIONS (different candidates, the ranges leave a gap, or a piece is
+ * a complete job rather than trial division over a range),
  * PK_E_CHECKPOINT_STATE (the pieces contradict each other), PK_E_NOMEM.
  * Ownership: the pieces are not modified; the caller owns *out.
  * Thread-safe as long as no piece is being stepped concurrently.
