@@ -488,13 +488,16 @@ void test_a_range_or_trial_mode_keeps_trial_division_alone(void)
 {
     pkt_say("checks: 99999999100000001881 (two 10-digit primes) is factored by a default job, but left as a "
             "composite cofactor by PK_MODE_TRIAL (bound sqrt capped at 2^32) and by an explicit bound, whose "
-            "checkpoints stay version 1");
+            "checkpoints stay version 1; pk_job_merge refuses a complete job as a piece");
     const char *n = "99999999100000001881";
     pk_job *job = create(n, NULL);
     PKT_CHECK_STATUS(pkt_run(job, UINT64_MAX, 8), PK_DONE, "default");
     char *got = factor_text(job, 1);
     PKT_CHECK(strcmp(got, "9999999943^1 9999999967^1") == 0, "default job: %s", got);
     free(got);
+    pk_job *merged = (pk_job *)&merged;
+    PKT_CHECK_STATUS(pk_job_merge(&job, 1, &merged), PK_E_OPTIONS, "merging a complete job");
+    PKT_CHECK(merged == NULL, "merge left *out set");
     pk_job_destroy(job);
 
     pk_options o;
