@@ -139,4 +139,9 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
                                       double min_delay, double max_delay,
                                       double time_cap, uint64_t seed);
 
+/* ------------------------------------------------------------ words.c */
+
+/* Word-size factoring rows (WF64, WF12, WS100, WS128), each when wanted(key). */
+void words_workloads(int runs, int quick, int (*wanted)(const char *));
+
 #endif /* PK_BENCH_H */
