@@ -238,6 +238,11 @@ int pk_word_is_prime64(uint64_t n)
     }
     if (n < 53 * 53)
         return 1;
+    return pk_word_bpsw64(n);
+}
+
+int pk_word_bpsw64(uint64_t n)
+{
     pk_mont64 m;
     pk_mont64_init(&m, n);
     if (!pk_w64_sprp2(&m))

@@ -92,7 +92,8 @@ static int finish(part *stack, int top, plist *l)
         part c = stack[--top];
         if (c.n == 1)
             continue;
-        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_is_prime64((uint64_t)c.n);
+        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again */
+        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_bpsw64((uint64_t)c.n);
         if (prime) {
             if (l->count >= l->cap)
                 return -1;
