@@ -24,6 +24,8 @@ int pk_word_factor64(uint64_t n, uint64_t primes[15], uint8_t exps[15]);
 /* Deterministic primality below 2^64 (1 prime, 0 not); BPSW for 2^64 <= n < 2^128. */
 int pk_word_is_prime64(uint64_t n);
 int pk_word_is_prime128(pk_u128 n); /* 1 prime (proven below 2^64), 2 probable prime, 0 composite */
+/* pk_word_is_prime64 without its trial division: for odd n > 53^2 with no prime factor below 53. */
+int pk_word_bpsw64(uint64_t n);
 
 /* floor(sqrt(n)). */
 uint64_t pk_word_isqrt64(uint64_t n);
@@ -81,7 +83,10 @@ void pk_wsplit_init(pk_wsplit *s, pk_u128 n);
 /* Do at most `budget` units of work (1 unit ~ one modular multiplication of n's size; the job converts its
    step budget), return 1 with a nontrivial factor (1 < *factor < n) when one is found, 0 when the budget is
    spent (call again to continue exactly where it stopped), never fails otherwise (switches method or curve
-   internally as it sees fit). Deterministic: the same state and budget sequence give the same result. */
+   internally as it sees fit). Deterministic: the same state and budget sequence give the same result.
+   Work is done in whole pieces of at most about 1,500 units; budget too small for the next piece is kept in the
+   state (credit) and spent by a later call, so the work done never exceeds the budgets given in total, and any
+   split of the same total budget reaches the same state. */
 int pk_wsplit_run(pk_wsplit *s, uint64_t budget, pk_u128 *factor);
 /* Text form of the state for checkpoints: one line of printable ASCII, no newline, no spaces at the ends.
    save returns the length written (or the length needed if cap is too small, writing nothing);

@@ -16,10 +16,10 @@
  * B1 near the optimum for a factor of max_bits/2 bits, B2 = 50·B1; chosen by
  * measurement (docs/kernel.md, "Word-size factoring").
  */
-const pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVELS] = {
+PK_WORD_TABLE_CONST pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVELS] = {
     {40, 30, 900, 30},          {48, 50, 2000, 30},         {56, 70, 3500, 210},
-    {64, 85, 5000, 210},        {76, 150, 7500, 210},       {88, 250, 12600, 210},
-    {100, 450, 25000, 210},     {112, 800, 42000, 210},     {128, 1400, 75000, 210},
+    {64, 200, 10000, 210},      {76, 400, 20000, 210},      {88, 800, 40000, 210},
+    {100, 2000, 100000, 210},   {112, 3000, 150000, 210},   {128, 1400, 75000, 210},
     {128, 2500, 130000, 210},   {128, 5000, 260000, 210},   {128, 11000, 550000, 210},
     {128, 25000, 1200000, 210}, {128, 50000, 2500000, 210},
 };
@@ -156,11 +156,18 @@ int pk_w64_rho_run(const pk_mont64 *m, pk_wrho *r, uint64_t *credit, uint64_t *w
             continue;
         }
         if (r->phase == 1) {
-            y = pk_mont64_add(m, pk_mont64_mul(m, y, y), c);
-            q = pk_mont64_mul(m, q, pk_mont64_sub(m, x, y));
-            done++;
-            r->i++;
-            r->k++;
+            uint64_t todo = PK_WORD_RHO_BATCH - r->i;
+            if (todo > r->r - r->k)
+                todo = r->r - r->k;
+            if (todo > steps - done)
+                todo = steps - done;
+            for (uint64_t j = 0; j < todo; j++) {
+                y = pk_mont64_add(m, pk_mont64_mul(m, y, y), c);
+                q = pk_mont64_mul(m, q, pk_mont64_sub(m, x, y));
+            }
+            done += todo;
+            r->i += todo;
+            r->k += todo;
             if (r->i == PK_WORD_RHO_BATCH || r->k == r->r) {
                 uint64_t g = pk_w64_gcd(q, n);
                 r->i = 0;
@@ -231,6 +238,11 @@ int pk_word_is_prime64(uint64_t n)
     }
     if (n < 53 * 53)
         return 1;
+    return pk_word_bpsw64(n);
+}
+
+int pk_word_bpsw64(uint64_t n)
+{
     pk_mont64 m;
     pk_mont64_init(&m, n);
     if (!pk_w64_sprp2(&m))

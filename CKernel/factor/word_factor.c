@@ -2,7 +2,7 @@
  * word_factor.c — complete factorization below 2^64 and 2^128, and the
  * public batch calls pk_factor_u64_array / pk_factor_u128_array.
  *
- * Below 2^64: trial division by 2 and the odd primes below PK_WORD_TRIAL_BOUND
+ * Below 2^64: trial division by 2 and the odd primes below 2^10
  * (a multiplication by p^-1 mod 2^64 and a comparison each), stopping at the
  * square root of what is left; then each composite part is checked for a
  * perfect power and split, by Pollard-Brent rho below 2^PK_WORD_RHO_BITS and
@@ -16,9 +16,9 @@
 #include "factor/word_impl.h"
 #include "factor/word_trial.h"
 
-/* Trial division covers the odd primes among the first PK_WORD_TRIAL_USED entries (bound in word.c docs). */
+/* Trial division by the first PK_WORD_TRIAL_USED odd primes (docs/kernel.md has the measurement). */
 #ifndef PK_WORD_TRIAL_USED
-#define PK_WORD_TRIAL_USED 53 /* the odd primes below 256 */
+#define PK_WORD_TRIAL_USED 171 /* the odd primes below 2^10 */
 #endif
 #ifndef PK_WORD_RHO_BITS
 #define PK_WORD_RHO_BITS 40
@@ -53,7 +53,7 @@ static void plist_add(plist *l, pk_u128 p, unsigned e)
     l->count++;
 }
 
-/* A nontrivial factor of the odd composite n < 2^64 (no factor below 2^8, not a perfect power). */
+/* A nontrivial factor of the odd composite n < 2^64 (no factor below 2^10, not a perfect power). */
 static uint64_t split64(uint64_t n)
 {
     pk_mont64 m;
@@ -92,7 +92,8 @@ static int finish(part *stack, int top, plist *l)
         part c = stack[--top];
         if (c.n == 1)
             continue;
-        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_is_prime64((uint64_t)c.n);
+        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again */
+        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_bpsw64((uint64_t)c.n);
         if (prime) {
             if (l->count >= l->cap)
                 return -1;
@@ -100,7 +101,7 @@ static int finish(part *stack, int top, plist *l)
             continue;
         }
         pk_u128 root;
-        unsigned k = pk_word_power128_above(c.n, 9, &root); /* no prime factor below 2^8 is left */
+        unsigned k = pk_word_power128_above(c.n, 11, &root); /* no prime factor below 2^10 is left */
         if (k > 1) {
             stack[top++] = (part){root, c.mult * k};
             continue;

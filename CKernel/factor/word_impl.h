@@ -16,7 +16,13 @@ typedef struct pk_word_ecm_level {
 } pk_word_ecm_level;
 
 #define PK_WORD_ECM_LEVELS 14
-extern const pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVELS];
+/* PK_WORD_TUNE (a build for measuring other schedules, never the library's) makes the table writable. */
+#ifdef PK_WORD_TUNE
+#define PK_WORD_TABLE_CONST
+#else
+#define PK_WORD_TABLE_CONST const
+#endif
+extern PK_WORD_TABLE_CONST pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVELS];
 
 /* Curves run at a row before the schedule moves to the next one. */
 #define PK_WORD_ECM_CURVES_PER_LEVEL 64u
@@ -54,6 +60,8 @@ int pk_w128_ecm_run(const pk_mont128 *m, pk_wecm128 *e, unsigned nbits, uint64_t
 /* Rho for odd composite n < 2^64 (n in m): start (c = 1), and run while *credit lasts (2 units a step). */
 void pk_w64_rho_start(const pk_mont64 *m, pk_wrho *r, uint64_t c);
 int pk_w64_rho_run(const pk_mont64 *m, pk_wrho *r, uint64_t *credit, uint64_t *work, uint64_t *factor);
+#ifndef PK_WORD_RHO_BATCH
 #define PK_WORD_RHO_BATCH 32u
+#endif
 
 #endif /* PK_WORD_IMPL_H */

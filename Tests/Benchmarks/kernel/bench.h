@@ -144,4 +144,9 @@ bench_latency bench_interrupt_latency(const char *workload, const char *candidat
 /* The complete-factorization rows (printed after the main table). */
 void bench_complete(int quick, uint64_t seed);
 
+/* ------------------------------------------------------------ words.c */
+
+/* Word-size factoring rows (WF64, WF12, WS100, WS128), each when wanted(key). */
+void words_workloads(int runs, int quick, int (*wanted)(const char *));
+
 #endif /* PK_BENCH_H */

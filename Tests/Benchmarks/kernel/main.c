@@ -349,7 +349,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pk-bench [--quick] [--runs N] [--simd auto|portable|avx2|avx512]\n"
-            "                [--only w1,w1b,w128,w2,w2p,split,lat,complete]\n"
+            "                [--only w1,w1b,w128,w2,w2p,split,lat,complete,wf64,wf12,ws100,ws128]\n"
             "  --quick   1 run per workload, no W2' and no 1,000,000-digit latency (< 1 min)\n"
             "  --runs N  timed runs per workload (default 5; the W2' peer always runs once)\n"
             "  --simd S  force pk_options.simd (default: pk_options_init, i.e. PRIMEKIT_SIMD or auto)\n"
@@ -399,7 +399,8 @@ int main(int argc, char **argv)
             S.simd_forced = 1;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             S.only = argv[++i];
-            static const char *const keys[] = {"w1", "w1b", "w128", "w2", "w2p", "split", "lat", "complete"};
+            static const char *const keys[] = {"w1", "w1b", "w128", "w2", "w2p", "split", "lat", "complete",
+                                               "wf64", "wf12", "ws100", "ws128"};
             for (const char *p = S.only; *p;) {
                 size_t len = strcspn(p, ",");
                 int known = 0;
@@ -500,6 +501,7 @@ int main(int argc, char **argv)
     }
     if (wanted("split"))
         split_workload();
+    words_workloads(S.runs, S.quick, wanted);
     if (wanted("lat")) {
         size_t fast = S.quick ? 200 : 500, gmp = S.quick ? 200 : 300;
         double cap = S.quick ? 2.0 : 10.0, gmp_cap = S.quick ? 4.0 : 15.0;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static bench_row rows[16];
+static bench_row rows[24];
 static size_t nrows;
 
 bench_split report_split;

@@ -219,6 +219,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \
     X(word_balanced_64_bit_semiprimes_split_through_the_batch_call) \
     X(word_65_to_128_bit_semiprimes_and_numbers_factor_completely) \
+    X(word_more_65_to_128_bit_semiprimes_and_numbers_factor_completely) \
     X(word_prime_powers_carmichael_numbers_and_edges_factor)  \
     X(word_batch_calls_reject_bad_arguments_and_write_nothing) \
     X(wsplit_interrupted_saved_and_resumed_finds_the_same_factor) \
