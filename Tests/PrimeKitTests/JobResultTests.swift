@@ -1,5 +1,6 @@
 import Foundation
 @testable import PrimeKit
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct JobResultTests {
@@ -19,6 +20,45 @@ import Testing
 
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(composite)) as! [String: Any]
         #expect(Set(json.keys) == ["candidate", "isPrime", "complete", "progress", "factors"])
+    }
+
+    /// The engine files a job's end in the queue's tap: a result asked for after the job ended, but before the tap has
+    /// seen that end, waits for it (so `await job.result` then `store.persistNow()` always includes the job).
+    @Test func aResultAskedBeforeTheTapHasSeenTheEndWaitsForIt() async throws {
+        let queue = JobQueue.testing()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let tapDone = Atomic(false)
+        queue.scheduler.setTap(QueueTap { finished, _ in
+            guard !finished.isEmpty else { return }
+            entered.signal()
+            release.wait()
+            tapDone.store(true, ordering: .sequentiallyConsistent)
+        }, progress: false)
+        let job = try queue.submit(.isPrime(1_301_081))
+        // The worker has ended the job and now waits inside the tap.
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        #expect(job.state == .succeeded)
+        let answered = Atomic(false)
+        let asking = Task {
+            let result = try await job.result
+            answered.store(true, ordering: .sequentiallyConsistent)
+            return (result, tapDone.load(ordering: .sequentiallyConsistent))
+        }
+        // Release the tap once the result is awaited (or, wrongly, already answered).
+        while !answered.load(ordering: .sequentiallyConsistent)
+            && job.core.withLock(anchoredTo: job, { $0.resultWaiters.isEmpty }) {
+            await Task.yield()
+        }
+        release.signal()
+        let (result, sawTheTap) = try await asking.value
+        #expect(sawTheTap)
+        #expect(result.isPrime == KernelRoundTripTests.bruteForceIsPrime(1_301_081))
     }
 
     @Test func aPrimeHasNoListedDivisors() async throws {
