@@ -61,6 +61,23 @@ import Testing
         #expect(result.isPrime == KernelRoundTripTests.bruteForceIsPrime(1_301_081))
     }
 
+    @Test(arguments: ["0", "1"]) func aFromBelowTwoIsRefused(from: String) async throws {
+        let queue = JobQueue.testing()
+        for request in [JobRequest.factor("30", from: from, bound: nil), .isPrime("31", from: from, bound: "5"),
+                        .factor("600851475143000000000000000034248534083151", from: from, bound: "200000000")] {
+            do {
+                _ = try queue.submit(request)
+                Issue.record("from \(from) was accepted")
+            } catch {
+                #expect(error.code == .invalidOptions)
+                #expect(error.message == "from \(from) is below 2, the first divisor tried")
+            }
+        }
+        #expect(queue.counts.unfinished == 0)
+        #expect(try await queue.submit(.factor("30", from: "2", bound: nil)).result.factorization?.factors.map(\.prime)
+                == ["2", "3", "5"])
+    }
+
     @Test func aPrimeHasNoListedDivisors() async throws {
         let queue = JobQueue.testing()
         let answer = try #require(try await queue.submit(.isPrime(UInt64(179_402_471))).result.primality)
