@@ -255,6 +255,18 @@ let longJob = #"{"kind":"factor","candidate":"\#(longPrime)","bound":"1000000000
         #expect(await session.end() == 0)
     }
 
+    @Test func anUndecidedIsPrimeAnswerSaysItIsNotComplete() async throws {
+        var settings = EngineSettings()
+        settings.bpswDigits = 20
+        let session = await Session.start(settings: settings)
+        _ = try await session.result(
+            "job/submit", #"{"kind":"isPrime","candidate":"1000000000000000000000000000057","bound":"1000"}"#)
+        let finished = try await session.log.finished("j1")
+        #expect(finished["params"]?["result"] == .parse(
+            #"{"candidate":"1000000000000000000000000000057","isPrime":null,"complete":false,"progress":100}"#))
+        #expect(await session.end() == 0)
+    }
+
     @Test func aFromBelowTwoIsRefusedNamingFrom() async throws {
         let session = await Session.start()
         for (id, from) in ["0", "1"].enumerated() {

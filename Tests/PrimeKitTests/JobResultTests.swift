@@ -78,6 +78,23 @@ import Testing
                 == ["2", "3", "5"])
     }
 
+    @Test func anUndecidedIsPrimeAnswerIsNotComplete() async throws {
+        // Too long for BPSW (above bpswDigits) and no divisor below the bound: the question stays open.
+        let queue = JobQueue.testing { $0.bpswDigits = 20 }
+        let prime = "1000000000000000000000000000057"
+        let open = try #require(try await queue.submit(.isPrime(prime, from: nil, bound: "1000")).result.primality)
+        #expect(open.isPrime == nil)
+        #expect(!open.complete)
+        #expect(open.progress == 100)
+        // Answered: complete, whichever way.
+        let decided = JobQueue.testing()
+        let probable = try #require(try await decided.submit(.isPrime(prime, from: nil, bound: "1000")).result.primality)
+        #expect(probable.isPrime == true && probable.complete)
+        let composite = try #require(try await queue.submit(.isPrime("3" + prime.dropFirst(), from: nil, bound: "1000"))
+            .result.primality)
+        #expect(composite.isPrime == false && composite.complete)
+    }
+
     @Test func aPrimeHasNoListedDivisors() async throws {
         let queue = JobQueue.testing()
         let answer = try #require(try await queue.submit(.isPrime(UInt64(179_402_471))).result.primality)
