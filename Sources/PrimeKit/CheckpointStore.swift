@@ -47,8 +47,9 @@ public struct StoreSaved: Sendable, Hashable {
 ///   read or until more than ``resultRetention`` are unread (the oldest go first).
 /// - Files are owner-only (directory 0700, files 0600), each ends with its own checksum line.
 /// - A write failure (disk full, read-only) is reported on the errors stream; the jobs keep running, nothing stored
-///   before is touched, and the write is retried at the next interval.
-/// - At start, torn, corrupt and foreign files are moved to `quarantine/` with a logged error.
+///   before is touched, and the write is retried at the next interval (``resultIsUnwritten(_:)`` until then).
+/// - At start, torn, corrupt, inconsistent and foreign files are moved to `quarantine/` with a logged error. A
+///   directory that cannot be made writable is read without changing anything (``isWritable`` is false).
 public final class CheckpointStore: Plugin, @unchecked Sendable {
     /// The tag of the broadcast sent after each durable checkpoint (payload ``StoreSaved``).
     public static let savedTag = "primekit.store.saved"
