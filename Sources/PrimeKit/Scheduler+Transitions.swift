@@ -207,7 +207,7 @@ extension Scheduler {
 
     /// Ends the announcement of a job that had nobody to tell when it finished, after the queue's tap has seen its
     /// end: answers the awaiters that came meanwhile.
-    private static func endAnnouncement(of job: Job, _ outcome: JobOutcome, _ finalState: JobState) {
+    static func endAnnouncement(of job: Job, _ outcome: JobOutcome, _ finalState: JobState) {
         let (resultWaiters, stateWaiters) = job.core.withLock(anchoredTo: job) { core in
             core.announcing = false
             defer {
@@ -265,7 +265,7 @@ extension Scheduler {
         guard extras else {
             if s.tap != nil {
                 core.announcing = true
-                effects.add { Self.endAnnouncement(of: job, outcome, finalState) }
+                effects.endAnnouncement(of: job, outcome, finalState)
             }
             return end
         }
