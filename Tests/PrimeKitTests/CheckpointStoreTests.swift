@@ -222,7 +222,9 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
                                           fileSystem: fileSystem)
         let probe = Probe("probe", streams: [.errors, .progress])
         engine.add(probe)
-        let long = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low).progressInterval(.zero))
+        // A job that outlasts the test however slow the machine is (a 64-bit prime can finish under heavy load).
+        let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+            .priority(.low).progressInterval(.zero))
         await probe.wait { $0.count(of: .progress) >= 1 }
         await engine.store!.persistNow()
         let before = storedFiles(directory)
@@ -268,7 +270,8 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
             let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(86_400))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
-            let long = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero).priority(.high))
+            let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+                .progressInterval(.zero).priority(.high))
             await probe.wait { $0.count(of: .progress) >= 2 }
             paused = try await engine.pause(long)
             answer = try await engine.submit(.isPrime(1301081)).result
