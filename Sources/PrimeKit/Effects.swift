@@ -54,8 +54,14 @@ final class QueueTap: Sendable {
     }
 
     private let handler: @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void
+    /// Whoever asks for a job's result after it ended gets it only once this tap has seen the end, also when nobody
+    /// waited at the time (the engine's store needs this: `await job.result` then `persistNow()` includes the job).
+    /// It costs a lock and an entry per such job, so a tap that only feeds plugins does without.
+    let holdsResults: Bool
 
-    init(_ handler: @escaping @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void) {
+    init(holdsResults: Bool = false,
+         _ handler: @escaping @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void) {
+        self.holdsResults = holdsResults
         self.handler = handler
     }
 

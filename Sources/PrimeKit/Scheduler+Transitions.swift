@@ -260,10 +260,10 @@ extension Scheduler {
         core.cancelRequest = nil
         core.pauseRequest = nil
         // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs) — but with
-        // a tap, `result` and `wait(until:)` asked from now on answer only once the tap has seen the end (the
-        // engine's store files it there: `await job.result` then `persistNow()` must include it).
+        // a tap that holds results, `result` and `wait(until:)` asked from now on answer only once the tap has seen
+        // the end (the engine's store files it there: `await job.result` then `persistNow()` must include it).
         guard extras else {
-            if s.tap != nil {
+            if s.tapHoldsResults {
                 core.announcing = true
                 effects.endAnnouncement(of: job, outcome, finalState)
             }

@@ -29,7 +29,7 @@ import Testing
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let tapDone = Atomic(false)
-        queue.scheduler.setTap(QueueTap { finished, _ in
+        queue.scheduler.setTap(QueueTap(holdsResults: true) { finished, _ in
             guard !finished.isEmpty else { return }
             entered.signal()
             release.wait()
