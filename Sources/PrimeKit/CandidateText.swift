@@ -62,6 +62,10 @@ enum CandidateText {
         guard isCanonical(text) else {
             throw PrimeKitError(code: .invalidOptions, message: "\(name) \"\(text.prefix(40))\" is not a canonical decimal integer")
         }
+        // The first divisor trial division tries is 2: a `from` of 0 or 1 is a mistake, not a synonym for 2.
+        if name == "from" && (text == "0" || text == "1") {
+            throw PrimeKitError(code: .invalidOptions, message: "from \(text) is below 2, the first divisor tried")
+        }
     }
 
     /// The value of decimal text clamped to `UInt64.max`.

@@ -47,8 +47,9 @@ public struct StoreSaved: Sendable, Hashable {
 ///   read or until more than ``resultRetention`` are unread (the oldest go first).
 /// - Files are owner-only (directory 0700, files 0600), each ends with its own checksum line.
 /// - A write failure (disk full, read-only) is reported on the errors stream; the jobs keep running, nothing stored
-///   before is touched, and the write is retried at the next interval.
-/// - At start, torn, corrupt and foreign files are moved to `quarantine/` with a logged error.
+///   before is touched, and the write is retried at the next interval (``resultIsUnwritten(_:)`` until then).
+/// - At start, torn, corrupt, inconsistent and foreign files are moved to `quarantine/` with a logged error. A
+///   directory that cannot be made writable is read without changing anything (``isWritable`` is false).
 public final class CheckpointStore: Plugin, @unchecked Sendable {
     /// The tag of the broadcast sent after each durable checkpoint (payload ``StoreSaved``).
     public static let savedTag = "primekit.store.saved"
@@ -73,7 +74,16 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         var results: [String: StoredResult] = [:]
         var resultOrder: [String] = []
         var completions: [JobCompletion] = []
+        /// Results whose write failed (or whose directory sync did): kept in memory and written again every tick.
         var unwrittenResults: [String] = []
+        var unwrittenJobs: Set<JobID> = []
+        /// Temporary files a failed write could not remove (the file system turned read-only meanwhile).
+        var strayTemporaries: Set<String> = []
+        /// False while the directory is known not to take writes: it was read-only at start, or the last write
+        /// failed.
+        var writable = true
+        /// The directory could not be made writable at start (recovery read it without changing anything).
+        var readOnlyAtStart = false
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
         /// Completions handed to the store, and those filed (result written and the directory synced, or given up).
         var completionsQueued: UInt64 = 0
@@ -139,6 +149,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         let known = condition.withLock {
             state.resultOrder.removeAll { $0 == key }
             state.unwrittenResults.removeAll { $0 == key }
+            if let jobID = state.results[key]?.jobID { state.unwrittenJobs.remove(jobID) }
             return state.results.removeValue(forKey: key) != nil
         }
         if known { removeFiles([resultName(key)]) }
@@ -181,6 +192,17 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
 
     /// Checkpoint files written since start.
     public var writesCompleted: Int { condition.withLock { state.writes } }
+
+    /// True when the job finished (succeeded or failed) but its outcome is not on disk: the write failed (disk full,
+    /// read-only, I/O error; reported as `storeWriteFailed`). The outcome is kept in memory (``unreadResults``) and
+    /// written again at every tick until it succeeds; a restart before then does not know the job.
+    public func resultIsUnwritten(_ jobID: JobID) -> Bool {
+        condition.withLock { state.unwrittenJobs.contains(jobID) }
+    }
+
+    /// False while the state directory does not take writes: it could not be made writable at start (recovery
+    /// then read it without changing anything), or the latest write failed. True again after a write succeeds.
+    public var isWritable: Bool { condition.withLock { state.writable } }
 
     // MARK: - Engine side
 
@@ -264,9 +286,34 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             try fileSystem.writeAndSync(record.encoded(), to: temporary)
             try fileSystem.rename(temporary, to: path(name))
             if syncDirectory { try fileSystem.syncDirectory(directory) }
+            condition.withLock { state.writable = true }
         } catch {
-            try? fileSystem.remove(temporary)
+            let removed = (try? fileSystem.remove(temporary)) != nil
+            condition.withLock {
+                state.writable = false
+                if !removed { state.strayTemporaries.insert(temporary) }
+            }
             throw error
+        }
+    }
+
+    /// Removes the temporary files failed writes left behind (a later write of the same name replaces its own).
+    private func removeStrayTemporaries() {
+        let stray = condition.withLock { state.strayTemporaries }
+        guard !stray.isEmpty else { return }
+        for temporary in stray where (try? fileSystem.remove(temporary)) != nil {
+            _ = condition.withLock { state.strayTemporaries.remove(temporary) }
+        }
+    }
+
+    /// Marks results unwritten (kept in memory, retried every tick).
+    private func markUnwritten(_ keys: [String]) {
+        condition.withLock {
+            for key in keys {
+                guard let stored = state.results[key], !state.unwrittenJobs.contains(stored.jobID) else { continue }
+                state.unwrittenResults.append(key)
+                state.unwrittenJobs.insert(stored.jobID)
+            }
         }
     }
 
@@ -283,21 +330,21 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
 
     /// Files a finished job's outcome: writes its result file (the caller syncs the directory once per batch)
     /// and lists the files to remove after that sync (its checkpoints, evicted results).
-    /// - Returns: True when a result file was written.
-    private func finish(_ completion: JobCompletion, removals: inout [String]) -> Bool {
+    /// - Returns: The job's key when a result file was written.
+    private func finish(_ completion: JobCompletion, removals: inout [String]) -> String? {
         let key: String? = condition.withLock {
             guard let key = state.keysByJob.removeValue(forKey: completion.jobID) else { return nil }
             state.tracked[key] = nil
             return key
         }
-        guard let key else { return false }
+        guard let key else { return nil }
         let jobFiles = [jobName(key, 0), jobName(key, 1)]
         switch completion.outcome {
         case .cancelled(.shutdown):
-            return false  // the checkpoint stays for the next start
+            return nil  // the checkpoint stays for the next start
         case .cancelled:
             removals += jobFiles
-            return false
+            return nil
         case .succeeded, .failed:
             let stored = StoredResult(key: key, jobID: completion.jobID, candidate: completion.candidate,
                                       kind: completion.kind, outcome: {
@@ -313,7 +360,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                 state.resultOrder.append(key)
                 while state.resultOrder.count > resultRetention {
                     let old = state.resultOrder.removeFirst()
-                    state.results[old] = nil
+                    if let jobID = state.results.removeValue(forKey: old)?.jobID { state.unwrittenJobs.remove(jobID) }
                     state.unwrittenResults.removeAll { $0 == old }
                     evicted.append(old)
                 }
@@ -322,13 +369,13 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             if condition.withLock({ state.results[key] != nil }) {
                 if writeResult(key, completion, syncDirectory: false) {
                     removals += jobFiles
-                    return true
+                    return key
                 }
-                condition.withLock { state.unwrittenResults.append(key) }
-                return false
+                markUnwritten([key])
+                return nil
             }
             removals += jobFiles
-            return false
+            return nil
         }
     }
 
@@ -343,10 +390,17 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             let batch = completions[start..<min(start + 64, completions.count)]
             start = batch.endIndex
             var removals: [String] = []
-            var wrote = false
-            for completion in batch where finish(completion, removals: &removals) { wrote = true }
-            if wrote {
+            var written: [String] = []
+            for completion in batch {
+                if let key = finish(completion, removals: &removals) { written.append(key) }
+            }
+            if !written.isEmpty {
                 do { try fileSystem.syncDirectory(directory) } catch {
+                    // The renames may not be durable: the results count as unwritten, their checkpoints stay.
+                    markUnwritten(written)
+                    let keys = Set(written)
+                    removals.removeAll { name in keys.contains(String(name.prefix(while: { $0 != "." }))) }
+                    condition.withLock { state.writable = false }
                     engine?.report(EngineError(.storeWriteFailed, "checkpoint store: \(error)", path: error.path))
                 }
             }
@@ -391,11 +445,10 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
 
     /// Takes the checkpoints that may have changed and writes those that did.
     private func persistCheckpoints() {
-        // Results whose write failed before.
+        removeStrayTemporaries()
+        // Results whose write failed before: they count as unwritten until written (and synced) again.
         let retry: [(String, StoredResult)] = condition.withLock {
-            let keys = state.unwrittenResults
-            state.unwrittenResults = []
-            return keys.compactMap { key in state.results[key].map { (key, $0) } }
+            state.unwrittenResults.compactMap { key in state.results[key].map { (key, $0) } }
         }
         for (key, stored) in retry {
             let completion = JobCompletion(jobID: stored.jobID, kind: stored.kind, candidate: stored.candidate,
@@ -403,9 +456,11 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
                                            case .success(let result): .succeeded(result)
                                            case .failure(let error): .failed(error) } }())
             if writeResult(key, completion) {
+                condition.withLock {
+                    state.unwrittenResults.removeAll { $0 == key }
+                    state.unwrittenJobs.remove(stored.jobID)
+                }
                 removeFiles([jobName(key, 0), jobName(key, 1)])
-            } else {
-                condition.withLock { state.unwrittenResults.append(key) }
             }
         }
 
@@ -449,6 +504,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             do { try fileSystem.syncDirectory(directory) } catch {
                 synced = false
                 failures.append(error)
+                condition.withLock { state.writable = false }
             }
             condition.withLock {
                 for (key, _, generation, text, jobState, _) in written {
@@ -505,29 +561,46 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         var jobs: [(key: String, record: StoreRecord, checkpoint: Checkpoint, otherGeneration: StoreRecord?)] = []
         var results: [StoredResult] = []
         var errors: [EngineError] = []
+        /// The directory could not be made writable: it was read without changing anything (nothing removed or
+        /// quarantined; a damaged file is refused and left in place).
+        var readOnly = false
     }
 
     /// Reads the state directory: quarantines what cannot be used, returns the newest good generation of every job
     /// (with the one before it, as a fallback) and every result.
     func readDirectory() -> Recovery {
         var recovery = Recovery()
+        var unwritable: StoreIOError?
         do {
             try fileSystem.makeOwnerOnlyDirectory(directory)
             try fileSystem.makeOwnerOnlyDirectory(path("quarantine"))
         } catch {
-            recovery.errors.append(EngineError(.storeUnavailable, "checkpoint store: \(error)", path: error.path))
-            return recovery
+            unwritable = error  // read what is there, change nothing
         }
         let names: [String]
         do { names = try fileSystem.list(directory) } catch {
-            recovery.errors.append(EngineError(.storeUnavailable, "checkpoint store: \(error)", path: error.path))
+            recovery.errors.append(EngineError(.storeUnavailable, "checkpoint store: \(unwritable ?? error)",
+                                               path: (unwritable ?? error).path))
+            condition.withLock { state.writable = false }
             return recovery
+        }
+        recovery.readOnly = unwritable != nil
+        condition.withLock {
+            state.readOnlyAtStart = recovery.readOnly
+            state.writable = !recovery.readOnly
+        }
+        if let unwritable {
+            recovery.errors.append(EngineError(
+                .storeUnavailable,
+                "checkpoint store: the state directory cannot be written (\(unwritable)): it is read without "
+                    + "changing anything, and nothing new is stored until a write succeeds (each tick tries again)",
+                path: unwritable.path))
         }
         var jobFiles: [String: [String]] = [:]
         var resultFiles: [String: String] = [:]
         for name in names.sorted() where name != "quarantine" {
             if name.hasSuffix(".tmp") {
-                try? fileSystem.remove(path(name))  // a write that never completed
+                if !recovery.readOnly { try? fileSystem.remove(path(name)) }  // a write that never completed
                 continue
             }
             let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -541,32 +614,27 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             }
         }
         for (key, name) in resultFiles.sorted(by: { $0.key < $1.key }) {
-            guard let record = load(name, key: key, kind: .result, &recovery) else { continue }
-            guard let data = record.payload.data(using: .utf8),
-                  let stored = try? JSONDecoder().decode(StoredOutcome.self, from: data)
-            else {
-                quarantine(name, "unreadable result", &recovery)
+            guard let bytes = read(name, &recovery) else { continue }
+            let stored: StoredResult
+            do { stored = try Self.result(named: name, bytes) } catch {
+                quarantine(name, error.reason, &recovery)
                 continue
             }
-            recovery.results.append(StoredResult(key: key, jobID: JobID(rawValue: stored.jobID),
-                                                 candidate: stored.candidate, kind: record.jobKind,
-                                                 outcome: stored.outcome))
-            for jobFile in jobFiles.removeValue(forKey: key) ?? [] { try? fileSystem.remove(path(jobFile)) }
+            recovery.results.append(stored)
+            let leftovers = jobFiles.removeValue(forKey: key) ?? []
+            if !recovery.readOnly { for jobFile in leftovers { try? fileSystem.remove(path(jobFile)) } }
         }
         for (key, files) in jobFiles.sorted(by: { $0.key < $1.key }) {
-            var good: [StoreRecord] = []
+            var good: [(StoreRecord, Checkpoint)] = []
             for name in files {
-                guard let record = load(name, key: key, kind: .job, &recovery) else { continue }
-                do {
-                    _ = try Checkpoint(text: record.payload)
-                    good.append(record)
-                } catch {
-                    quarantine(name, "invalid checkpoint: \(error.message)", &recovery)
+                guard let bytes = read(name, &recovery) else { continue }
+                do { good.append(try Self.jobRecord(named: name, bytes)) } catch {
+                    quarantine(name, error.reason, &recovery)
                 }
             }
-            good.sort { $0.generation > $1.generation }
-            if let newest = good.first, let checkpoint = try? Checkpoint(text: newest.payload) {
-                recovery.jobs.append((key, newest, checkpoint, good.count > 1 ? good[1] : nil))
+            good.sort { $0.0.generation > $1.0.generation }
+            if let (newest, checkpoint) = good.first {
+                recovery.jobs.append((key, newest, checkpoint, good.count > 1 ? good[1].0 : nil))
             }
         }
         // In the order the jobs were submitted (ids grow; a recovered job's new id keeps the order).
@@ -574,29 +642,68 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
         return recovery
     }
 
-    private func load(_ name: String, key: String, kind: StoreRecord.Kind, _ recovery: inout Recovery)
-        -> StoreRecord?
-    {
-        let bytes: [UInt8]
-        do { bytes = try fileSystem.read(path(name)) } catch {
+    private func read(_ name: String, _ recovery: inout Recovery) -> [UInt8]? {
+        do { return try fileSystem.read(path(name)) } catch {
             quarantine(name, "unreadable: \(error)", &recovery)
-            return nil
-        }
-        do {
-            let record = try StoreRecord.decode(bytes)
-            guard record.key == key, record.kind == kind else {
-                quarantine(name, "record does not match its file name", &recovery)
-                return nil
-            }
-            return record
-        } catch {
-            quarantine(name, error.description, &recovery)
             return nil
         }
     }
 
+    /// Why a stored file is refused.
+    struct Refusal: Error, Sendable {
+        let reason: String
+    }
+
+    /// The record in the file `name` (`<key>.job.<slot>` or `<key>.result`): checksum, header, and its key, kind and
+    /// generation slot against the name.
+    static func record(named name: String, _ bytes: [UInt8]) throws(Refusal) -> StoreRecord {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let record: StoreRecord
+        do { record = try StoreRecord.decode(bytes) } catch { throw Refusal(reason: error.description) }
+        let expected = parts.count == 3 ? "\(record.key).job.\(record.generation % 2)" : "\(record.key).result"
+        guard name == expected, (record.kind == .job) == (parts.count == 3) else {
+            throw Refusal(reason: "record does not match its file name")
+        }
+        return record
+    }
+
+    /// A stored job generation, refused unless its checkpoint is valid and agrees with the record.
+    static func jobRecord(named name: String, _ bytes: [UInt8]) throws(Refusal) -> (StoreRecord, Checkpoint) {
+        let record = try record(named: name, bytes)
+        let checkpoint: Checkpoint
+        do { checkpoint = try Checkpoint(text: record.payload) } catch {
+            throw Refusal(reason: "invalid checkpoint: \(error.message)")
+        }
+        guard checkpoint.kind == record.jobKind else {
+            throw Refusal(reason: "the record says \(record.jobKind.rawValue), its checkpoint \(checkpoint.kind.rawValue)")
+        }
+        guard let state = JobState(rawValue: record.state), !state.isFinished else {
+            throw Refusal(reason: "malformed state")
+        }
+        return (record, checkpoint)
+    }
+
+    /// A stored result, refused unless it decodes and agrees with its record (job id, state, kind, candidate).
+    static func result(named name: String, _ bytes: [UInt8]) throws(Refusal) -> StoredResult {
+        let record = try record(named: name, bytes)
+        guard record.kind == .result, let data = record.payload.data(using: .utf8),
+              let stored = try? JSONDecoder().decode(StoredOutcome.self, from: data)
+        else { throw Refusal(reason: "unreadable result") }
+        if let inconsistency = stored.inconsistency(with: record) {
+            throw Refusal(reason: "inconsistent result: \(inconsistency)")
+        }
+        return StoredResult(key: record.key, jobID: JobID(rawValue: stored.jobID), candidate: stored.candidate,
+                            kind: record.jobKind, outcome: stored.outcome)
+    }
+
     /// Moves a file to `quarantine/` (stamped with the time, so nothing there is overwritten) and reports it.
     func quarantine(_ name: String, _ reason: String, _ recovery: inout Recovery) {
+        if recovery.readOnly {
+            recovery.errors.append(EngineError(.storeFileQuarantined,
+                                               "checkpoint store: \(name) is unusable (\(reason)) and was left in "
+                                                   + "place (the directory is read-only)", path: path(name)))
+            return
+        }
         let stamp = Int64(Date().timeIntervalSince1970 * 1000)
         let target = path("quarantine/\(name).\(stamp)")
         do {
@@ -614,6 +721,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     /// Quarantines a stored generation that the kernel refused at submission.
     func quarantine(_ record: StoreRecord, _ reason: String) -> EngineError? {
         var recovery = Recovery()
+        recovery.readOnly = condition.withLock { state.readOnlyAtStart }
         quarantine(jobName(record.key, record.generation), reason, &recovery)
         return recovery.errors.first
     }

@@ -146,7 +146,7 @@ struct StoreRecord: Sendable, Hashable {
         text += "job \(jobID)\nkind \(jobKind.rawValue)\npriority \(priority.rawValue)\nstate \(state)\n"
         text += "length \(payload.utf8.count)\n\(payload)\n"
         var bytes = Array(text.utf8)
-        bytes += Array("end \(Self.hex(Self.checksum(bytes)))\n".utf8)
+        bytes += Array("end \(Self.hex(Self.checksum(bytes[...])))\n".utf8)
         return bytes
     }
 
@@ -181,7 +181,7 @@ struct StoreRecord: Sendable, Hashable {
         let endStart = bytes.count - endLength
         let endLine = String(decoding: bytes[endStart..<(bytes.count - 1)], as: UTF8.self)
         guard endLine.hasPrefix("end "), endStart > 0, bytes[endStart - 1] == 10 else { throw .torn }
-        guard UInt64(endLine.dropFirst(4), radix: 16) == checksum(bytes[..<endStart]) else {
+        guard endLine == "end " + hex(checksum(bytes[..<endStart])) else {
             throw .checksumMismatch
         }
         var position = 0
@@ -210,13 +210,15 @@ struct StoreRecord: Sendable, Hashable {
                            priority: priority, state: state, payload: payload)
     }
 
-    static func checksum<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.withUnsafeBufferPointer { buffer in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in buffer {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+            return hash
         }
-        return hash
     }
 
     static func hex(_ value: UInt64) -> String {
@@ -259,6 +261,22 @@ struct StoredOutcome: Codable, Sendable {
         case .cancelled:
             break
         }
+    }
+
+    /// What contradicts the record holding this outcome (its job id, state, kind), or in the outcome itself; nil when
+    /// it is consistent.
+    func inconsistency(with record: StoreRecord) -> String? {
+        if record.jobID != jobID { return "job \(record.jobID) in the header, \(jobID) in the result" }
+        let failed = errorCode != nil
+        if failed != (factorization == nil && primality == nil) { return "neither a result nor an error" }
+        if record.state != (failed ? JobState.failed : JobState.succeeded).rawValue {
+            return "state \(record.state) for a job that \(failed ? "failed" : "succeeded")"
+        }
+        if failed { return errorMessage == nil ? "an error without a message" : nil }
+        if (primality != nil) != (record.jobKind == .isPrime) { return "a result that is not of kind \(record.jobKind.rawValue)" }
+        if let factorization, factorization.candidate != candidate { return "the result is of another candidate" }
+        if let primality, primality.candidate != candidate { return "the result is of another candidate" }
+        return nil
     }
 
     var outcome: Result<JobResult, PrimeKitError> {

@@ -6,6 +6,8 @@ struct Effects: Sendable {
     private var tap: QueueTap?
     private var finished: [QueueTap.Ending] = []
     private var progress: [JobProgress] = []
+    /// Ended jobs that had nobody to tell, whose `result` waits until the tap has seen their end.
+    private var announced: [(job: Job, outcome: JobOutcome, state: JobState)] = []
 
     mutating func add(_ action: @escaping @Sendable () -> Void) {
         actions.append(action)
@@ -19,6 +21,12 @@ struct Effects: Sendable {
         finished.append(QueueTap.Ending(jobID: job.id, kind: job.kind, candidate: job.submitted, outcome: outcome))
     }
 
+    /// Ends the announcement of `job` once the tap has seen its end (``Scheduler/endAnnouncement(of:_:_:)``): an
+    /// array entry, not a closure, because it comes once per small job while a tap is installed.
+    mutating func endAnnouncement(of job: Job, _ outcome: JobOutcome, _ state: JobState) {
+        announced.append((job, outcome, state))
+    }
+
     /// A progress snapshot for the queue's tap (which `s` has).
     mutating func tap(progress snapshot: JobProgress, from s: borrowing SchedulerState) {
         if tap == nil { tap = s.tap }
@@ -28,6 +36,7 @@ struct Effects: Sendable {
     /// The tap first, so it has seen a job's end before anyone awaiting that job resumes.
     func run() {
         tap?.receive(finished: finished, progress: progress)
+        for entry in announced { Scheduler.endAnnouncement(of: entry.job, entry.outcome, entry.state) }
         for action in actions { action() }
     }
 }
@@ -45,8 +54,14 @@ final class QueueTap: Sendable {
     }
 
     private let handler: @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void
+    /// Whoever asks for a job's result after it ended gets it only once this tap has seen the end, also when nobody
+    /// waited at the time (the engine's store needs this: `await job.result` then `persistNow()` includes the job).
+    /// It costs a lock and an entry per such job, so a tap that only feeds plugins does without.
+    let holdsResults: Bool
 
-    init(_ handler: @escaping @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void) {
+    init(holdsResults: Bool = false,
+         _ handler: @escaping @Sendable (_ finished: [Ending], _ progress: [JobProgress]) -> Void) {
+        self.holdsResults = holdsResults
         self.handler = handler
     }
 

@@ -261,7 +261,7 @@ public final class Engine: Sendable {
     private func makeTap() -> QueueTap {
         let published = self.published
         let store = self.store
-        return QueueTap { finished, progress in
+        return QueueTap(holdsResults: store != nil) { finished, progress in
             let snapshots = progress.map { EngineEvent.progress($0) }
             var ends: [EngineEvent] = []
             ends.reserveCapacity(finished.count)

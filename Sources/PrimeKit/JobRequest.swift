@@ -16,7 +16,7 @@ public struct JobRequest: Sendable {
     /// The candidate as given: text (not parsed here), or an integer that fits 64 bits (with empty text: written out
     /// only when `candidate` is read, and never parsed back).
     private(set) var submitted: JobCandidate
-    /// The first trial divisor, decimal; nil means 2.
+    /// The first trial divisor, decimal, at least 2; nil means 2 ("0" and "1" are refused with `invalidOptions`).
     public var from: String?
     /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
     public var bound: String?

@@ -1,5 +1,5 @@
 /// The answer of an `isPrime` job, shaped like the original plugin's result (PROTOCOL.md, "Results"):
-/// `{candidate, isPrime, complete: true, progress: 100, factors}`.
+/// `{candidate, isPrime, complete, progress: 100, factors}`.
 public struct PrimalityResult: Sendable, Hashable, Codable {
     /// The most divisors listed in `factors`; beyond it only `divisorCount` is given.
     public static let maxListedDivisors = 100_000
@@ -15,7 +15,8 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     private let storedCandidate: String
     /// True, false, or nil when the remainder above the bound could not be classified.
     public let isPrime: Bool?
-    /// Always true for a finished job (the plugin's "the computation completed").
+    /// True when the question is answered: false exactly when ``isPrime`` is nil (nothing found below the bound and
+    /// the remainder too long to test), although the job finished (``progress`` 100).
     public let complete: Bool
     /// Always 100 for a finished job.
     public let progress: Double
@@ -63,7 +64,7 @@ public struct PrimalityResult: Sendable, Hashable, Codable {
     init(candidate: String, isPrime: Bool?, divisorText: String?, divisorCount: Int?, factorization: FactorResult?) {
         self.storedCandidate = candidate
         self.isPrime = isPrime
-        self.complete = true
+        self.complete = isPrime != nil
         self.progress = 100
         self.divisors = divisorText.map(Divisors.text)
         self.divisorCount = divisorCount

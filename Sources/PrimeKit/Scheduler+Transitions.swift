@@ -205,6 +205,28 @@ extension Scheduler {
         }
     }
 
+    /// Ends the announcement of a job that had nobody to tell when it finished, after the queue's tap has seen its
+    /// end: answers the awaiters that came meanwhile.
+    static func endAnnouncement(of job: Job, _ outcome: JobOutcome, _ finalState: JobState) {
+        let (resultWaiters, stateWaiters) = job.core.withLock(anchoredTo: job) { core in
+            core.announcing = false
+            defer {
+                core.resultWaiters = []
+                core.stateWaiters = []
+            }
+            return (core.resultWaiters, core.stateWaiters)
+        }
+        for waiter in stateWaiters { waiter.continuation.resume(returning: finalState) }
+        guard !resultWaiters.isEmpty else { return }
+        switch outcome {
+        case .success, .small:
+            let result = outcome.result(kind: job.kind)!
+            for waiter in resultWaiters { waiter.resume(returning: result) }
+        case .failure(let error): for waiter in resultWaiters { waiter.resume(throwing: error) }
+        case .cancelled: for waiter in resultWaiters { waiter.resume(throwing: CancellationError()) }
+        }
+    }
+
     /// Ends a job: stores the outcome, wakes every awaiter and callback, frees the kernel jobs, and takes its
     /// dependents, in the same hold of the job's lock that sets the outcome (after it none can be added).
     func finish(_ job: Job, _ core: inout JobCore, outcome: JobOutcome, _ s: inout SchedulerState,
@@ -237,8 +259,16 @@ extension Scheduler {
         for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
         core.cancelRequest = nil
         core.pauseRequest = nil
-        // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs).
-        guard extras else { return end }
+        // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs) — but with
+        // a tap that holds results, `result` and `wait(until:)` asked from now on answer only once the tap has seen
+        // the end (the engine's store files it there: `await job.result` then `persistNow()` must include it).
+        guard extras else {
+            if s.tapHoldsResults {
+                core.announcing = true
+                effects.endAnnouncement(of: job, outcome, finalState)
+            }
+            return end
+        }
 
         let pauseWaiters = core.pauseWaiters
         let checkpointWaiters = core.checkpointWaiters

@@ -83,6 +83,7 @@ final class Scheduler: Sendable {
         state.withLock(anchoredTo: self) { s in
             s.tap = tap
             s.tapProgress = tap != nil && progress
+            s.tapHoldsResults = tap?.holdsResults ?? false
         }
     }
 

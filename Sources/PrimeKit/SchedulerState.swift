@@ -39,6 +39,8 @@ struct SchedulerState: Sendable {
     /// The queue-wide observer, and whether it wants progress snapshots (of every job, at the job's interval).
     var tap: QueueTap?
     var tapProgress = false
+    /// The tap's ``QueueTap/holdsResults``: a finished job answers `result` only after the tap has seen its end.
+    var tapHoldsResults = false
     /// The intake's jobs while they are registered (its deque and this one swap, keeping both capacities).
     var intakeDrained = Deque<Job>()
     /// The intake's jobs a worker takes for itself.

@@ -146,17 +146,21 @@ extension BridgeServer {
         if case .cancelled = completion.outcome, let job {
             checkpoint = job.cancelledCheckpoint
         }
+        var stored: Bool?
         if let store = engine.store, completion.state != .cancelled {
-            // With a state directory, job/finished means the outcome is on disk: a restart still answers for it.
+            // With a state directory, job/finished waits until the outcome is filed: on disk (a restart still
+            // answers for it), or its write failed — then `stored` is false and the store retries every tick.
             // One wait covers every result the store has queued by then, so this costs a directory sync per
             // batch of results, not per job.
             Self.blocking { await store.waitUntilResultsFiled() }
+            stored = !store.resultIsUnwritten(id)
         }
         let members = BridgePlugin.outcomeMembers(completion.outcome, checkpoint: checkpoint)
         let line = Self.notification("job/finished") { out in
             out.member("jobId", string: id.description)
             out.member("state", string: WireFormat.name(completion.state))
             out.raw(members)
+            if let stored { out.member("stored", bool: stored) }
         }
         let waiting = registry.withLock(anchoredTo: self) { registry in
             registry.live[id] = nil

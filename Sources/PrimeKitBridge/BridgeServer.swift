@@ -375,6 +375,7 @@ public final class BridgeServer: Sendable {
                 out.key("streams")
                 out.array { out in for name in BridgePlugin.streamNames.map(\.0) { out.string(name) } }
                 out.member("stateDirectory", bool: engine.store != nil)
+                if let store = engine.store { out.member("stateDirectoryWritable", bool: store.isWritable) }
             }
         }
     }

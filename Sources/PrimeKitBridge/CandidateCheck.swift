@@ -89,6 +89,12 @@ public enum CandidateCheck {
         return "not a decimal number"
     }
 
+    /// Checks a `--from` value: an option (below) of at least 2, the first divisor trial division tries (the engine
+    /// refuses 0 and 1 too, with `invalidOptions`).
+    public static func fromProblem(_ text: String) -> String? {
+        optionProblem(text) ?? (text == "0" || text == "1" ? "must be at least 2, the first divisor tried" : nil)
+    }
+
     /// Checks a `--from` or `--bound` value: a canonical decimal integer (any size).
     public static func optionProblem(_ text: String) -> String? {
         let bytes = Array(text.utf8)

@@ -64,7 +64,8 @@ struct Params {
         guard case .string(let text) = value else {
             throw RPCError.invalidParams(name, Params.numberReason(value), got: value)
         }
-        if let problem = CandidateCheck.optionProblem(text) { throw RPCError.invalidParams(name, problem, got: value) }
+        let problem = name == "from" ? CandidateCheck.fromProblem(text) : CandidateCheck.optionProblem(text)
+        if let problem { throw RPCError.invalidParams(name, problem, got: value) }
         return text
     }
 

@@ -92,7 +92,8 @@ struct RangeOptions: ParsableArguments {
 
     func validate() throws {
         for (name, value) in [("--bound", bound), ("--from", from)] {
-            if let value, let problem = CandidateCheck.optionProblem(value) {
+            if let value, let problem = name == "--from" ? CandidateCheck.fromProblem(value)
+                : CandidateCheck.optionProblem(value) {
                 throw ValidationError("invalid \(name) \"\(value.prefix(40))\": \(problem)")
             }
         }

@@ -255,6 +255,36 @@ let longJob = #"{"kind":"factor","candidate":"\#(longPrime)","bound":"1000000000
         #expect(await session.end() == 0)
     }
 
+    @Test func anUndecidedIsPrimeAnswerSaysItIsNotComplete() async throws {
+        var settings = EngineSettings()
+        settings.bpswDigits = 20
+        let session = await Session.start(settings: settings)
+        _ = try await session.result(
+            "job/submit", #"{"kind":"isPrime","candidate":"1000000000000000000000000000057","bound":"1000"}"#)
+        let finished = try await session.log.finished("j1")
+        #expect(finished["params"]?["result"] == .parse(
+            #"{"candidate":"1000000000000000000000000000057","isPrime":null,"complete":false,"progress":100}"#))
+        #expect(await session.end() == 0)
+    }
+
+    @Test func aFromBelowTwoIsRefusedNamingFrom() async throws {
+        let session = await Session.start()
+        for (id, from) in ["0", "1"].enumerated() {
+            for bound in [nil, "10"] {
+                let boundPart = bound.map { #","bound":"\#($0)""# } ?? ""
+                let response = try await session.request(
+                    "job/submit", #"{"kind":"factor","candidate":"30","from":"\#(from)"\#(boundPart)}"#, id: id)
+                #expect(response["error"]?["code"] == .number("-32602"))
+                #expect(response["error"]?["data"]?["field"] == .string("from"))
+                #expect(response["error"]?["data"]?["got"] == .string(from))
+                #expect(response["error"]?["data"]?["reason"] == .string("must be at least 2, the first divisor tried"))
+            }
+        }
+        let list = try await session.result("job/list", id: 9)
+        #expect(list["jobs"] == .array([]))
+        #expect(await session.end() == 0)
+    }
+
     @Test func candidateLengthLimitGives1004AndTheLimitItselfIsAccepted() async throws {
         var limits = BridgeLimits()
         limits.maxDigits = 50

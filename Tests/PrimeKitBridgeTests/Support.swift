@@ -179,7 +179,11 @@ struct Session {
 
     static func start(limits: BridgeLimits = BridgeLimits(), settings: EngineSettings = EngineSettings(),
                       blocked: Bool = false) async -> Session {
-        let engine = await Engine(settings: settings)
+        await start(engine: await Engine(settings: settings), limits: limits, blocked: blocked)
+    }
+
+    /// A dispatcher over a given engine.
+    static func start(engine: Engine, limits: BridgeLimits = BridgeLimits(), blocked: Bool = false) async -> Session {
         engine.add(LoggingPlugin(logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })))
         let output = MemoryOutput(blocked: blocked)
         let status = ExitBox()

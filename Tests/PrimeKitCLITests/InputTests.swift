@@ -47,6 +47,16 @@ struct InputTests {
         #expect(try Tool.run(["frobnicate"]).status == 2)
     }
 
+    @Test(arguments: ["0", "1"]) func aFromBelowTwoIsAUsageError(from: String) throws {
+        for command in ["factor", "is-prime"] {
+            let run = try Tool.run([command, "--from", from, "30"])
+            #expect(run.status == 2)
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.contains("invalid --from \"\(from)\": must be at least 2"))
+        }
+        #expect(try Tool.run(["factor", "--from", "2", "30"]).stdout == "30: 2 3 5\n")
+    }
+
     @Test func badArgumentsDoNotStopTheGoodOnes() throws {
         let run = try Tool.run(["factor", "12", "2.54", "35"])
         #expect(run.status == 1)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PrimeKit
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct JobResultTests {
@@ -19,6 +20,79 @@ import Testing
 
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(composite)) as! [String: Any]
         #expect(Set(json.keys) == ["candidate", "isPrime", "complete", "progress", "factors"])
+    }
+
+    /// The engine files a job's end in the queue's tap: a result asked for after the job ended, but before the tap has
+    /// seen that end, waits for it (so `await job.result` then `store.persistNow()` always includes the job).
+    @Test func aResultAskedBeforeTheTapHasSeenTheEndWaitsForIt() async throws {
+        let queue = JobQueue.testing()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let tapDone = Atomic(false)
+        queue.scheduler.setTap(QueueTap(holdsResults: true) { finished, _ in
+            guard !finished.isEmpty else { return }
+            entered.signal()
+            release.wait()
+            tapDone.store(true, ordering: .sequentiallyConsistent)
+        }, progress: false)
+        let job = try queue.submit(.isPrime(1_301_081))
+        // The worker has ended the job and now waits inside the tap.
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        #expect(job.state == .succeeded)
+        let answered = Atomic(false)
+        let asking = Task {
+            let result = try await job.result
+            answered.store(true, ordering: .sequentiallyConsistent)
+            return (result, tapDone.load(ordering: .sequentiallyConsistent))
+        }
+        // Release the tap once the result is awaited (or, wrongly, already answered).
+        while !answered.load(ordering: .sequentiallyConsistent)
+            && job.core.withLock(anchoredTo: job, { $0.resultWaiters.isEmpty }) {
+            await Task.yield()
+        }
+        release.signal()
+        let (result, sawTheTap) = try await asking.value
+        #expect(sawTheTap)
+        #expect(result.isPrime == KernelRoundTripTests.bruteForceIsPrime(1_301_081))
+    }
+
+    @Test(arguments: ["0", "1"]) func aFromBelowTwoIsRefused(from: String) async throws {
+        let queue = JobQueue.testing()
+        for request in [JobRequest.factor("30", from: from, bound: nil), .isPrime("31", from: from, bound: "5"),
+                        .factor("600851475143000000000000000034248534083151", from: from, bound: "200000000")] {
+            do {
+                _ = try queue.submit(request)
+                Issue.record("from \(from) was accepted")
+            } catch {
+                #expect(error.code == .invalidOptions)
+                #expect(error.message == "from \(from) is below 2, the first divisor tried")
+            }
+        }
+        #expect(queue.counts.unfinished == 0)
+        #expect(try await queue.submit(.factor("30", from: "2", bound: nil)).result.factorization?.factors.map(\.prime)
+                == ["2", "3", "5"])
+    }
+
+    @Test func anUndecidedIsPrimeAnswerIsNotComplete() async throws {
+        // Too long for BPSW (above bpswDigits) and no divisor below the bound: the question stays open.
+        let queue = JobQueue.testing { $0.bpswDigits = 20 }
+        let prime = "1000000000000000000000000000057"
+        let open = try #require(try await queue.submit(.isPrime(prime, from: nil, bound: "1000")).result.primality)
+        #expect(open.isPrime == nil)
+        #expect(!open.complete)
+        #expect(open.progress == 100)
+        // Answered: complete, whichever way.
+        let decided = JobQueue.testing()
+        let probable = try #require(try await decided.submit(.isPrime(prime, from: nil, bound: "1000")).result.primality)
+        #expect(probable.isPrime == true && probable.complete)
+        let composite = try #require(try await queue.submit(.isPrime("3" + prime.dropFirst(), from: nil, bound: "1000"))
+            .result.primality)
+        #expect(composite.isPrime == false && composite.complete)
     }
 
     @Test func aPrimeHasNoListedDivisors() async throws {

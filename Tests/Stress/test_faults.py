@@ -251,3 +251,57 @@ def test_store_write_fault(tmpfs: Path, seed: int, fault: str, message: str) -> 
     check_earlier_jobs(state, before, deadline)
     with Server(["--state-dir", str(state)]) as again:
         assert again.call("job/status", {"jobId": job}, deadline.left())["state"] == "succeeded"
+
+
+def test_full_disk_result_says_it_is_not_stored(tmpfs: Path, seed: int) -> None:
+    """On a full disk a job's answer still comes, with "stored": false; after SIGKILL a restart does not know the
+    job (as it said). With room again the next answer is stored, and a restart after SIGKILL answers it."""
+    deadline = Deadline(90, "the full-disk result scenario")
+    state = tmpfs / "state"
+    server = Server(["--state-dir", str(state), "--checkpoint-interval-ms", "60000"])
+    with server:
+        server.call("initialize", {"protocolVersion": 1}, deadline.left())
+        filler = fill(tmpfs)
+        lost = server.call("job/submit", {"kind": "factor", "candidate": "600851475143"}, deadline.left())["jobId"]
+        server.wait_until(lambda: lost in server.finished, deadline.left(), "the job's end on a full disk")
+        finished = server.finished[lost][0]
+        assert finished["state"] == "succeeded" and finished["stored"] is False, finished
+        assert server.call("initialize", None, deadline.left())["capabilities"]["stateDirectoryWritable"] is False
+        server.kill()
+    with Server(["--state-dir", str(state), "--checkpoint-interval-ms", "60000"]) as again:
+        with pytest.raises(RpcError) as unknown:
+            again.call("job/status", {"jobId": lost}, deadline.left())
+        assert unknown.value.code == 1001
+        filler.unlink()
+        kept = again.call("job/submit", {"kind": "factor", "candidate": "600851475143"}, deadline.left())["jobId"]
+        again.wait_until(lambda: kept in again.finished, deadline.left(), "the job's end with room")
+        assert again.finished[kept][0]["stored"] is True, again.finished[kept][0]
+        again.kill()
+    with Server(["--state-dir", str(state)]) as third:
+        status = third.call("job/status", {"jobId": kept}, deadline.left())
+        assert status["state"] == "succeeded" and status["result"]["cofactor"] == "1", status
+
+
+def test_read_only_state_directory_is_read(tmpfs: Path, seed: int) -> None:
+    """A server started on a state directory whose file system is read-only recovers its jobs and results,
+    changes nothing, and says it cannot write."""
+    deadline = Deadline(90, "the read-only start scenario")
+    rng = random.Random(seed)
+    state = tmpfs / "state"
+    server, before = store_setup(state, rng, deadline)
+    with server:
+        assert server.stop(deadline.left()) == 0
+    files = {path.name: path.read_bytes() for path in state.iterdir() if path.is_file()}
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    try:
+        with Server(["--state-dir", str(state)]) as again:
+            capabilities = again.call("initialize", {"protocolVersion": 1}, deadline.left())["capabilities"]
+            assert capabilities["stateDirectory"] is True and capabilities["stateDirectoryWritable"] is False
+            status = again.call("job/status", {"jobId": before["done"]}, deadline.left())
+            assert status["result"] == before["done_result"], status
+            slow = again.call("job/status", {"jobId": before["slow"]}, deadline.left())
+            assert slow["state"] in ("paused", "succeeded"), slow
+            assert again.stop(deadline.left()) == 0
+        assert {path.name: path.read_bytes() for path in state.iterdir() if path.is_file()} == files
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], check=True)

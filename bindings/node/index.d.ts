@@ -37,6 +37,7 @@ export interface FactorResult {
 export interface PrimalityResult {
   candidate: string;
   isPrime: boolean | null;
+  /** True when the question is answered; false exactly when `isPrime` is null. */
   complete: boolean;
   progress: number;
   /** Every divisor, ascending, 1 and n included ([] for a prime), when known and at most 100,000 of them. */

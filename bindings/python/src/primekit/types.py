@@ -47,7 +47,7 @@ class PrimalityResult(TypedDict):
 
     ``factors`` lists every divisor, ascending, 1 and the candidate included ([] for a prime), when the
     factorization is complete and not too large; otherwise ``divisorCount`` may say how many there are.
-    ``certainty`` is absent when ``isPrime`` is None.
+    ``certainty`` is absent when ``isPrime`` is None, and ``complete`` is then false (the question is left open).
     """
 
     candidate: int
