@@ -137,7 +137,7 @@ extension Scheduler {
                                               limits: limits)
                 if keep { core.pieces.update(index) { $0.kernel = kernel } }
             }
-            pieces.append(Checkpoint.Piece(from: piece.from, bound: piece.bound, kernelText: try kernel.checkpoint()))
+            pieces.append(try Checkpoint.Piece(kernel))
         }
         return Checkpoint(kind: job.kind, pieces: pieces)
     }

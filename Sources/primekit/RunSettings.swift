@@ -64,8 +64,7 @@ struct RunOptions: ParsableArguments {
     var checkpoint: String? { checkpointText.map(NegativeNumbers.plain) }
 
     @Flag(help: """
-        Split each number's divisor range over all cores. Faster for numbers without small factors; slower when \
-        a factor found early would have shrunk the range.
+        Accepted and ignored: a number whose divisor range is long enough is split over all cores anyway.
         """)
     var parallel = false
 
