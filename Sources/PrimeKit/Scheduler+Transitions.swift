@@ -68,6 +68,7 @@ extension Scheduler {
         case .merged(let job, let result):
             let end: JobEnd = job.core.withLock(anchoredTo: job) { core in
                 core.merging = false
+                core.adoptMergedFactors(result)
                 return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
             }
             propagate(job, end, &s, &effects)
