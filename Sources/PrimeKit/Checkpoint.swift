@@ -72,6 +72,7 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             do {
                 kernels.append(try KernelJob.restore(piece.kernelText, limits: limits))
             } catch {
+                if pieces.count == 1 { throw error }
                 throw PrimeKitError(code: error.code, message: "piece \(index + 1) of \(pieces.count): \(error.message)")
             }
         }

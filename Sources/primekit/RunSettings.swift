@@ -15,9 +15,10 @@ struct CLIError: Error, Sendable {
 /// The documented exit statuses.
 enum ExitStatus {
     static let ok: Int32 = 0
-    /// Something failed: an invalid candidate, a job that failed, an unreadable checkpoint.
+    /// Something failed: an invalid candidate, a job that failed.
     static let error: Int32 = 1
-    /// The command line is wrong (unknown option, missing argument, bad option value).
+    /// The command line is wrong (unknown option, missing argument, bad option value), or the checkpoint file it
+    /// names is refused (missing, unreadable, changed, damaged, of another version).
     static let usage: Int32 = 2
     /// `is-prime --exit-status`: the candidate is not prime.
     static let notPrime: Int32 = 3
