@@ -431,13 +431,14 @@ extension Scheduler {
         }
     }
 
-    /// Cancels every unfinished job; returns their ids.
+    /// Cancels every unfinished job; returns them. A job a worker is finishing at this moment may still succeed
+    /// or fail: its state says how it ended.
     @discardableResult
-    func cancelAll(reason: CancellationReason) -> [JobID] {
+    func cancelAll(reason: CancellationReason) -> [Job] {
         locked { s, effects in
             let jobs = s.unfinishedJobs
             for job in jobs { cancel(job, reason: reason, &s, &effects) }
-            return jobs.map(\.id)
+            return jobs
         }
     }
 

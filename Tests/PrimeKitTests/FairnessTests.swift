@@ -113,4 +113,35 @@ import Testing
         queue.cancelAll()
         for job in longs { #expect(await job.wait(until: .cancelled) == .cancelled) }
     }
+
+    @Test func resetListsExactlyTheJobsThatEndCancelled() async throws {
+        let queue = JobQueue.testing(workers: 1)
+        queue.suspend()
+        // One worker takes the tiny jobs a batch at a time; the first job's callback runs on the worker after it
+        // took the next batch and before it runs it, so the reset's cancellation meets jobs that will succeed.
+        let first = try queue.submit(.isPrime(1_000_003))
+        let rest = try queue.submit(contentsOf: (0..<600).map { JobRequest.isPrime(UInt64(2_000_000 + $0)) })
+        let resetStarted = Atomic<Bool>(false)
+        let succeededAfterReset = Atomic<Int>(0)
+        for job in rest {
+            job.onSuccess { _ in
+                if resetStarted.load(ordering: .sequentiallyConsistent) { succeededAfterReset.add(1, ordering: .relaxed) }
+            }
+        }
+        let reset = Mutex<Task<[JobID], Never>?>(nil)
+        first.onSuccess { _ in
+            resetStarted.store(true, ordering: .sequentiallyConsistent)
+            // Runs on this thread up to its first wait: the cancellation happens before the worker goes on.
+            let task = Task.immediate { await queue.reset() }
+            reset.withLock { $0 = task }
+        }
+        queue.resume()
+        _ = try await first.result
+        let task = try #require(reset.withLock { $0 })
+        let cancelled = await task.value
+        #expect(succeededAfterReset.load(ordering: .relaxed) > 0, "no job was on the worker when the reset came")
+        let endedCancelled = ([first] + rest).filter { $0.state == .cancelled }.map(\.id)
+        #expect(cancelled == endedCancelled)
+        #expect(([first] + rest).allSatisfy { $0.state == .cancelled || $0.state == .succeeded })
+    }
 }
