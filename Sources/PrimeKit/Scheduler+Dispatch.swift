@@ -22,9 +22,10 @@ extension Scheduler {
             // Scored on the deques alone; only the winner's job is locked, once, to check the entry and take it.
             var bestLevel = -1
             var bestScore: UInt64 = 0
+            let anyContinuing = s.continuingEntries > 0
             for level in stride(from: s.fresh.count - 1, through: 0, by: -1) {
                 let oldest: UInt64
-                switch (s.fresh[level].first, s.continuing[level].first) {
+                switch (s.fresh[level].first, anyContinuing ? s.continuing[level].first : nil) {
                 case (nil, nil): continue
                 case (let head?, nil), (nil, let head?): oldest = head.enqueuedAt
                 case (let new?, let old?): oldest = min(new.enqueuedAt, old.enqueuedAt)
@@ -39,7 +40,7 @@ extension Scheduler {
             let continuing: Bool
             if s.fresh[bestLevel].isEmpty {
                 continuing = true
-            } else if let old = s.continuing[bestLevel].first {
+            } else if anyContinuing, let old = s.continuing[bestLevel].first {
                 continuing = s.clock - old.enqueuedAt >= aging
             } else {
                 continuing = false
@@ -62,7 +63,12 @@ extension Scheduler {
                         single: single, priority: priority, continuing: continuing)
                 }
             }
-            if continuing { s.continuing[bestLevel].removeFirst() } else { s.fresh[bestLevel].removeFirst() }
+            if continuing {
+                s.continuing[bestLevel].removeFirst()
+                s.continuingEntries -= 1
+            } else {
+                s.fresh[bestLevel].removeFirst()
+            }
             s.queuedEntries -= 1
             queuedHint.store(s.queuedEntries, ordering: .relaxed)
             guard let taken else { continue }  // a stale or held entry: dropped, look again
@@ -94,7 +100,12 @@ extension Scheduler {
         }
         let entry = ReadyEntry(job: job, piece: piece, token: s.nextToken, enqueuedAt: s.clock)
         let level = core.priority.rawValue
-        if continuing { s.continuing[level].append(entry) } else { s.fresh[level].append(entry) }
+        if continuing {
+            s.continuing[level].append(entry)
+            s.continuingEntries += 1
+        } else {
+            s.fresh[level].append(entry)
+        }
         s.queuedEntries += 1
         queuedHint.store(s.queuedEntries, ordering: .relaxed)
         guard s.dispatchAllowed else { return }

@@ -44,6 +44,8 @@ struct SchedulerState: Sendable {
     var budget: UInt64 = 1 << 21
     /// Entries in the deques, stale ones included.
     var queuedEntries = 0
+    /// Entries in the `continuing` deques, stale ones included (while none, dispatch looks at `fresh` alone).
+    var continuingEntries = 0
     /// The queue-wide observer, and whether it wants progress snapshots (of every job, at the job's interval).
     var tap: QueueTap?
     var tapProgress = false
