@@ -117,13 +117,15 @@ extension Scheduler {
         }
     }
 
-    /// Enqueues every unfinished piece that is not queued or on a worker.
+    /// Enqueues every unfinished piece that is not queued or on a worker. As new work only the first: a split job
+    /// starts in its turn, and its other pieces wait among the pieces between slices (they take turns with the long
+    /// work, and a job submitted after it does not wait for each of them to have had a slice).
     func enqueueRestingPieces(_ job: Job, _ core: inout JobCore, continuing: Bool, _ s: inout SchedulerState,
                               _ effects: inout Effects) {
         var any = false
         for index in core.pieces.indices
         where core.pieces.read(index, { !$0.finished && !$0.onWorker && !$0.queued }) {
-            enqueue(job, &core, piece: index, continuing: continuing, &s, &effects)
+            enqueue(job, &core, piece: index, continuing: continuing || any, &s, &effects)
             any = true
         }
         // Every piece finished (a restored checkpoint of a finished job): step one to collect the answer.
