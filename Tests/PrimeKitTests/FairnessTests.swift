@@ -114,7 +114,8 @@ import Testing
         for job in longs { #expect(await job.wait(until: .cancelled) == .cancelled) }
     }
 
-    @Test func resetListsExactlyTheJobsThatEndCancelled() async throws {
+    @Test @available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *)  // Task.immediate
+    func resetListsExactlyTheJobsThatEndCancelled() async throws {
         let queue = JobQueue.testing(workers: 1)
         queue.suspend()
         // One worker takes the tiny jobs a batch at a time; the first job's callback runs on the worker after it
