@@ -24,14 +24,17 @@ extension JobQueue {
 
     /// Cancels every job (reason ``CancellationReason/reset``) and drops pending blocks, then leaves the queue
     /// ready for new work — what a page navigation does. Suspension and background state are kept.
-    /// - Returns: The ids of the jobs cancelled.
+    /// - Returns: The ids of the jobs the reset cancelled, in id order: exactly those of its jobs that ended
+    ///   `cancelled` (a job whose last slice was ending on a worker at that moment may have succeeded or failed
+    ///   instead, and is not listed).
     @discardableResult
     public func reset() async -> [JobID] {
         activeBlocks.cancelPending()
-        let cancelled = scheduler.cancelAll(reason: .reset)
+        let asked = scheduler.cancelAll(reason: .reset)
         await scheduler.wait(for: .empty)
         scheduler.clearFinishedCounts()
-        return cancelled
+        // Every job asked is finished now: its state is final.
+        return asked.filter { $0.state == .cancelled }.map(\.id)
     }
 
     /// Runs `block` once the queue is active (at once if it is), after every block submitted before it; blocks

@@ -185,9 +185,11 @@ public final class JobQueue: Sendable {
     }
 
     /// Cancels every unfinished job.
-    /// - Returns: The ids of the jobs cancelled.
+    /// - Returns: The ids of the jobs asked to cancel: every unfinished one. A job whose last slice is ending on a
+    ///   worker at this moment may still succeed or fail; ``reset()`` waits and lists only the jobs that ended
+    ///   cancelled.
     @discardableResult
     public func cancelAll() -> [JobID] {
-        scheduler.cancelAll(reason: .requested)
+        scheduler.cancelAll(reason: .requested).map(\.id)
     }
 }

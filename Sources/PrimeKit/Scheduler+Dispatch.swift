@@ -6,8 +6,12 @@ import Synchronization
 extension Scheduler {
     // MARK: - Dispatch
 
-    /// Takes the best valid entry: the highest priority, unless a lower level's oldest entry has waited long enough
-    /// (`agingSlices` dispatches per level) to outrank it. Within a level, first in first out.
+    /// Takes the best valid entry. The level: the highest priority, unless a lower level's oldest entry has waited
+    /// long enough (`agingSlices` dispatches per level) to outrank it. Within a level, a piece that has not run yet
+    /// goes first (first in first out: the start order), unless the oldest piece between slices has waited
+    /// `agingSlices` dispatches; pieces between slices take turns (each goes to the back after its slice). So a new
+    /// job never waits for the long jobs of its priority to end, and new work delays a long job by at most
+    /// `agingSlices` dispatches of its level.
     /// - Parameter limit: When set, take an entry only if its job's estimated work is below it (else leave it).
     func dispatch(_ s: inout SchedulerState, _ effects: inout Effects, smallerThan limit: Double?)
         -> Assignment?
@@ -18,16 +22,30 @@ extension Scheduler {
             // Scored on the deques alone; only the winner's job is locked, once, to check the entry and take it.
             var bestLevel = -1
             var bestScore: UInt64 = 0
-            for level in stride(from: s.levels.count - 1, through: 0, by: -1) {
-                guard let head = s.levels[level].first else { continue }
-                let score = UInt64(level) * aging + (s.clock - head.enqueuedAt)
+            let anyContinuing = s.continuingEntries > 0
+            for level in stride(from: s.fresh.count - 1, through: 0, by: -1) {
+                let oldest: UInt64
+                switch (s.fresh[level].first, anyContinuing ? s.continuing[level].first : nil) {
+                case (nil, nil): continue
+                case (let head?, nil), (nil, let head?): oldest = head.enqueuedAt
+                case (let new?, let old?): oldest = min(new.enqueuedAt, old.enqueuedAt)
+                }
+                let score = UInt64(level) * aging + (s.clock - oldest)
                 if bestLevel < 0 || score > bestScore {
                     bestLevel = level
                     bestScore = score
                 }
             }
             guard bestLevel >= 0 else { return nil }
-            let entry = s.levels[bestLevel].first!
+            let continuing: Bool
+            if s.fresh[bestLevel].isEmpty {
+                continuing = true
+            } else if anyContinuing, let old = s.continuing[bestLevel].first {
+                continuing = s.clock - old.enqueuedAt >= aging
+            } else {
+                continuing = false
+            }
+            let entry = continuing ? s.continuing[bestLevel].first! : s.fresh[bestLevel].first!
             if let limit, entry.job.estimatedWork >= limit || entry.job.pieceCount > 1 { return nil }
             let budget = s.budget
             let taken: Assignment? = entry.job.core.withLock(anchoredTo: entry.job) { core in
@@ -42,10 +60,15 @@ extension Scheduler {
                     Assignment(
                         job: entry.job, piece: entry.piece, kernel: piece.kernel, range: piece.range,
                         workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
-                        single: single, priority: priority)
+                        single: single, priority: priority, continuing: continuing)
                 }
             }
-            s.levels[bestLevel].removeFirst()
+            if continuing {
+                s.continuing[bestLevel].removeFirst()
+                s.continuingEntries -= 1
+            } else {
+                s.fresh[bestLevel].removeFirst()
+            }
             s.queuedEntries -= 1
             queuedHint.store(s.queuedEntries, ordering: .relaxed)
             guard let taken else { continue }  // a stale or held entry: dropped, look again
@@ -65,9 +88,10 @@ extension Scheduler {
         return true
     }
 
-    /// Puts a piece in its priority's deque: at the back (new work) or the front (a job continuing between slices).
-    func enqueue(_ job: Job, _ core: inout JobCore, piece: Int, front: Bool, _ s: inout SchedulerState,
-                         _ effects: inout Effects) {
+    /// Puts a piece at the back of its priority's fresh entries (new work, which may preempt) or continuing entries
+    /// (a piece between slices, which takes its turn after the others).
+    func enqueue(_ job: Job, _ core: inout JobCore, piece: Int, continuing: Bool, _ s: inout SchedulerState,
+                 _ effects: inout Effects) {
         s.nextToken += 1
         let token = s.nextToken
         core.pieces.update(piece) {
@@ -76,38 +100,53 @@ extension Scheduler {
         }
         let entry = ReadyEntry(job: job, piece: piece, token: s.nextToken, enqueuedAt: s.clock)
         let level = core.priority.rawValue
-        if front { s.levels[level].prepend(entry) } else { s.levels[level].append(entry) }
+        if continuing {
+            s.continuing[level].append(entry)
+            s.continuingEntries += 1
+        } else {
+            s.fresh[level].append(entry)
+        }
         s.queuedEntries += 1
         queuedHint.store(s.queuedEntries, ordering: .relaxed)
         guard s.dispatchAllowed else { return }
         if let parker = s.idle.popLast() {
             publishIdle(s)
             effects.add { parker.unpark() }
-        } else if !front {
-            preemptForPriority(core.priority, &s, &effects)
+        } else if !continuing {
+            preempt(for: core.priority, &s, &effects)
         }
     }
 
-    /// Enqueues every unfinished piece that is not queued or on a worker.
-    func enqueueRestingPieces(_ job: Job, _ core: inout JobCore, front: Bool, _ s: inout SchedulerState,
-                                      _ effects: inout Effects) {
+    /// Enqueues every unfinished piece that is not queued or on a worker. As new work only the first: a split job
+    /// starts in its turn, and its other pieces wait among the pieces between slices (they take turns with the long
+    /// work, and a job submitted after it does not wait for each of them to have had a slice).
+    func enqueueRestingPieces(_ job: Job, _ core: inout JobCore, continuing: Bool, _ s: inout SchedulerState,
+                              _ effects: inout Effects) {
         var any = false
         for index in core.pieces.indices
         where core.pieces.read(index, { !$0.finished && !$0.onWorker && !$0.queued }) {
-            enqueue(job, &core, piece: index, front: front, &s, &effects)
+            enqueue(job, &core, piece: index, continuing: continuing || any, &s, &effects)
             any = true
         }
         // Every piece finished (a restored checkpoint of a finished job): step one to collect the answer.
         if !any, core.piecesOnWorkers == 0, !core.merging, core.pieces.allSatisfy(\.finished) {
             core.pieces.update(0) { $0.finished = false }
-            enqueue(job, &core, piece: 0, front: front, &s, &effects)
+            enqueue(job, &core, piece: 0, continuing: continuing, &s, &effects)
         }
     }
 
-    /// A job of `priority` is waiting and every worker is busy: cut the slice of the lowest-priority running job
-    /// short, so the new job starts within about a millisecond instead of a whole slice.
-    func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
-        guard let lowest = s.slotPriorities.min(), lowest < priority.rawValue else { return }
+    /// A new job of `priority` is waiting and no worker is parked: cut a running slice short, so the job starts
+    /// within about a millisecond instead of at the end of a slice — the slice of the lowest-priority running job
+    /// when that is lower, else, when every worker runs a long job's later slice, one of those
+    /// (``shareWorkers(with:_:_:)``).
+    func preempt(for priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
+        if !preemptForPriority(priority, &s, &effects) { shareWorkers(with: priority, &s, &effects) }
+    }
+
+    /// Interrupts the lowest-priority running job's piece if its priority is below `priority`; returns whether it
+    /// found one.
+    func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) -> Bool {
+        guard let lowest = s.slotPriorities.min(), lowest < priority.rawValue else { return false }
         var victim: (JobPriority, KernelJob)?
         for listed in s.slots.joined() {
             let job = listed.takeUnretainedValue()
@@ -118,6 +157,41 @@ extension Scheduler {
                 }
             }
         }
-        if let kernel = victim?.1 { effects.add { kernel.interrupt() } }
+        guard let kernel = victim?.1 else { return false }
+        effects.add { kernel.interrupt() }
+        return true
+    }
+
+    /// Every worker runs a long job's later slice (a piece that has had a slice before) and a new job of `priority`
+    /// waits: the slice of the lowest priority among them, unless that is above `priority`, is cut short (its piece
+    /// goes behind the new job, as at the end of any slice). A slice is cut once; a long job on its first slice is
+    /// never cut, so it always gets at least one slice's work in.
+    func shareWorkers(with priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) {
+        guard s.longSliceCount > 0, s.longSliceCount >= s.workers, s.dispatchAllowed else { return }
+        var victim = -1
+        for slot in s.longSlices.indices where s.longSlices[slot] != nil {
+            if victim < 0 || s.slotPriorities[slot] < s.slotPriorities[victim] { victim = slot }
+        }
+        guard victim >= 0, s.slotPriorities[victim] <= priority.rawValue, let kernel = s.longSlices[victim] else { return }
+        setLongSlice(nil, slot: victim, &s)
+        effects.add { kernel.interrupt() }
+    }
+
+    /// A job joined the intake while every worker seemed to run a long job's later slice: cut one short (under the
+    /// queue's lock, once per such state; the intake's jobs are registered by the worker it frees).
+    func shareWorkers(with priority: JobPriority) {
+        var effects = Effects()
+        state.withLock(anchoredTo: self) { s in shareWorkers(with: priority, &s, &effects) }
+        effects.run()
+    }
+
+    /// Records the kernel job of the long piece a slot runs (nil: none), keeping the count and its hint.
+    @inline(__always)
+    func setLongSlice(_ kernel: KernelJob?, slot: Int, _ s: inout SchedulerState) {
+        let had = s.longSlices[slot] != nil
+        guard had || kernel != nil else { return }
+        s.longSlices[slot] = kernel
+        s.longSliceCount += (kernel == nil ? 0 : 1) - (had ? 1 : 0)
+        longSliceHint.store(s.longSliceCount, ordering: .sequentiallyConsistent)
     }
 }

@@ -73,7 +73,7 @@ extension Scheduler {
                     return Assignment(
                         job: job, piece: 0, kernel: piece.kernel, range: piece.range,
                         workBefore: piece.progress.workDone, factorsKnown: piece.factors.count, budget: budget,
-                        single: true, priority: core.priority)
+                        single: true, priority: core.priority, continuing: false)
                 }
             })
         }

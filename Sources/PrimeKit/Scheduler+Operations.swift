@@ -22,6 +22,7 @@ extension Scheduler {
         let workers = maxConcurrentJobs
         let lowestRunning = lowestRunningPriority.load(ordering: .relaxed)
         var viaIntake = true
+        var highest = JobPriority.veryLow
         var jobs: [Job] = []
         jobs.reserveCapacity(requests.count)
         do {
@@ -34,6 +35,7 @@ extension Scheduler {
                         viaIntake = false
                     }
                     if requests[index].priority.rawValue > lowestRunning { viaIntake = false }
+                    highest = max(highest, requests[index].priority)
                     let (candidate, pieces, work) = try JobPlan.make(requests[index], configuration: configuration,
                                                                      workers: workers)
                     jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
@@ -56,6 +58,8 @@ extension Scheduler {
             // A parked worker does not look at the intake by itself: wake one (it wakes the next while the intake
             // holds more than it takes).
             if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { wakeForIntake() }
+            // Every worker on a long job's later slice: free one for the batch rather than wait for a slice to end.
+            if longSliceHint.load(ordering: .sequentiallyConsistent) >= workers { shareWorkers(with: highest) }
             return jobs
         }
         return try locked { s, effects throws(PrimeKitError) in
@@ -91,6 +95,10 @@ extension Scheduler {
             guard accepted else { throw Self.shutDownError }
             // A worker parked meanwhile (before it could see this job): register it now, which wakes one.
             if parkedWorkers.load(ordering: .sequentiallyConsistent) > 0 { drainIntake() }
+            // Every worker on a long job's later slice: free one for this job rather than wait for a slice to end.
+            if longSliceHint.load(ordering: .sequentiallyConsistent) >= workerTarget.load(ordering: .relaxed) {
+                shareWorkers(with: request.priority)
+            }
             return job
         }
         // The closure captures only the dependencies and the job.
@@ -157,9 +165,9 @@ extension Scheduler {
                 transition(job, &core, to: .ready, &s, &effects)
                 if core.pieces.count == 1 && !core.pieces.read(0, \.finished) {
                     // A new one-piece job (the common case): its piece is neither queued nor on a worker.
-                    enqueue(job, &core, piece: 0, front: false, &s, &effects)
+                    enqueue(job, &core, piece: 0, continuing: false, &s, &effects)
                 } else {
-                    enqueueRestingPieces(job, &core, front: false, &s, &effects)
+                    enqueueRestingPieces(job, &core, continuing: false, &s, &effects)
                 }
             } else {
                 s.waiting[job.id] = job
@@ -275,17 +283,19 @@ extension Scheduler {
                     throw PrimeKitError(code: .invalidState,
                                         message: "job \(job.id) is \(core.state.rawValue), not paused")
                 }
-                resumePaused(job, &core, front: false, &s, &effects)
+                resumePaused(job, &core, continuing: false, &s, &effects)
             }
         }
     }
 
-    func resumePaused(_ job: Job, _ core: inout JobCore, front: Bool, _ s: inout SchedulerState,
-                              _ effects: inout Effects) {
+    /// Puts a paused job back: among the new work when the user resumes it, among the jobs between slices when
+    /// the queue does (`continuing`).
+    func resumePaused(_ job: Job, _ core: inout JobCore, continuing: Bool, _ s: inout SchedulerState,
+                      _ effects: inout Effects) {
         core.pausedBy = nil
         core.savedCheckpoint = nil
         transition(job, &core, to: .ready, &s, &effects)
-        enqueueRestingPieces(job, &core, front: front, &s, &effects)
+        enqueueRestingPieces(job, &core, continuing: continuing, &s, &effects)
     }
 
     /// A cancelled job's checkpoint (the one it was cancelled with, else captured now).
@@ -345,7 +355,9 @@ extension Scheduler {
                 guard core.priority != priority else { return }
                 core.priority = priority
                 for index in core.pieces.indices where core.pieces[index].queued {
-                    enqueue(job, &core, piece: index, front: false, &s, &effects)
+                    // A piece that has run keeps its place among the pieces between slices of its new level.
+                    let started = core.pieces.read(index) { $0.kernel != nil }
+                    enqueue(job, &core, piece: index, continuing: started, &s, &effects)
                 }
             }
         }
@@ -393,13 +405,13 @@ extension Scheduler {
             for job in s.queuePaused.values.sorted(by: { $0.id < $1.id }) {
                 job.core.withLock(anchoredTo: job) { core in
                     if core.state == .paused, core.pausedBy == .queue {
-                        resumePaused(job, &core, front: true, &s, &effects)
+                        resumePaused(job, &core, continuing: true, &s, &effects)
                     }
                 }
             }
             s.queuePaused = [:]
             // Requests made while every worker was held: wake as many workers as there is work.
-            let queued = s.levels.reduce(0) { $0 + $1.count }
+            let queued = (s.fresh + s.continuing).reduce(0) { $0 + $1.count }
             for _ in 0..<min(queued, s.idle.count) {
                 let parker = s.idle.removeLast()
                 publishIdle(s)
@@ -419,13 +431,14 @@ extension Scheduler {
         }
     }
 
-    /// Cancels every unfinished job; returns their ids.
+    /// Cancels every unfinished job; returns them. A job a worker is finishing at this moment may still succeed
+    /// or fail: its state says how it ended.
     @discardableResult
-    func cancelAll(reason: CancellationReason) -> [JobID] {
+    func cancelAll(reason: CancellationReason) -> [Job] {
         locked { s, effects in
             let jobs = s.unfinishedJobs
             for job in jobs { cancel(job, reason: reason, &s, &effects) }
-            return jobs.map(\.id)
+            return jobs
         }
     }
 

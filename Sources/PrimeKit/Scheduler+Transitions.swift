@@ -21,7 +21,7 @@ extension Scheduler {
                     return settle(job, &core, &s, &effects)
                 }
                 publishProgress(job, &core, &s, &effects)
-                enqueue(job, &core, piece: piece, front: true, &s, &effects)
+                enqueue(job, &core, piece: piece, continuing: true, &s, &effects)
                 return nil
             }
             if let end { propagate(job, end, &s, &effects) }
@@ -121,7 +121,7 @@ extension Scheduler {
             core.checkpointRequested = false
             effects.add { for waiter in waiters { waiter.resume(with: checkpoint) } }
         }
-        if core.state == .running { enqueueRestingPieces(job, &core, front: true, &s, &effects) }
+        if core.state == .running { enqueueRestingPieces(job, &core, continuing: true, &s, &effects) }
         return nil
     }
 
@@ -340,7 +340,7 @@ extension Scheduler {
                     core.unmetDependencies -= 1
                     guard core.unmetDependencies == 0, core.state == .pending else { return }
                     transition(dependent, &core, to: .ready, &s, &effects)
-                    enqueueRestingPieces(dependent, &core, front: false, &s, &effects)
+                    enqueueRestingPieces(dependent, &core, continuing: false, &s, &effects)
                 }
             case .failure(let error):
                 cancel(dependent, reason: .dependencyFailed(job.id, error), &s, &effects)

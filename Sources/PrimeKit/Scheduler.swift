@@ -27,6 +27,9 @@ final class Scheduler: Sendable {
     /// The lowest priority among the jobs on workers (`Int.max` when a worker has none): a submission of a higher
     /// priority takes the lock, to preempt.
     let lowestRunningPriority = Atomic<Int>(Int.max)
+    /// `longSliceCount`, readable without the lock: while every worker runs a long job's later slice, a submission
+    /// takes the lock once to cut one of those slices short (see ``Scheduler/shareWorkers(with:_:_:)``).
+    let longSliceHint = Atomic<Int>(0)
 
     init(configuration: JobQueue.Configuration) {
         self.configuration = configuration
@@ -46,6 +49,7 @@ final class Scheduler: Sendable {
             let first = s.slots.count
             s.slots += Array(repeating: [], count: missing)
             s.slotPriorities += Array(repeating: Int.max, count: missing)
+            s.longSlices += Array(repeating: nil, count: missing)
             return first..<(first + missing)
         }
         for slot in slots {
@@ -99,6 +103,9 @@ final class Scheduler: Sendable {
         var pending: [SliceReport] = []
         var applied: [SliceReport] = []
         var mayIdleSpin = true
+        // The kernel job of the long piece this worker ran, moved out of `longSlices` so that it is freed after the
+        // lock if it was the last reference (a finished job's kernel job is freed on the worker, see `runSlice`).
+        var longSlice: KernelJob?
         while true {
             var effects = Effects()
             swap(&pending, &reports)
@@ -107,6 +114,10 @@ final class Scheduler: Sendable {
                 if !pending.isEmpty {
                     s.slots[slot].removeAll(keepingCapacity: true)
                     s.slotPriorities[slot] = Int.max
+                    if s.longSlices[slot] != nil {
+                        longSlice = s.longSlices[slot]
+                        setLongSlice(nil, slot: slot, &s)
+                    }
                     while let report = pending.popLast() {
                         if let step = apply(report, &s, &effects) {
                             precondition(followUp == nil, "PrimeKit: two merges in one batch")
@@ -146,6 +157,15 @@ final class Scheduler: Sendable {
                         lowest = min(lowest, batch[index].priority.rawValue)
                     }
                     s.slotPriorities[slot] = lowest
+                    // One piece that has had a slice already (a long job): another job may cut this slice short.
+                    if batch.count == 1, batch[0].continuing {
+                        setLongSlice(batch[0].kernel, slot: slot, &s)
+                        // A submission that saw not every worker on a long slice left its job in the intake without
+                        // cutting one: look once more (each side writes, then reads the other's).
+                        if s.longSliceCount >= s.workers, intakeCount.load(ordering: .sequentiallyConsistent) > 0 {
+                            shareWorkers(with: .veryHigh, &s, &effects)
+                        }
+                    }
                     publishSlotPriorities(s)
                     return .run(batch)
                 }
@@ -163,6 +183,7 @@ final class Scheduler: Sendable {
             }
             effects.run()
             applied.removeAll(keepingCapacity: true)
+            longSlice = nil
             switch next {
             case .run(let batch):
                 mayIdleSpin = true

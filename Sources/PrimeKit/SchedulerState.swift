@@ -12,7 +12,10 @@ enum QueueCondition: Sendable {
 
 /// The queue's mutable state, guarded by one mutex.
 struct SchedulerState: Sendable {
-    var levels = [Deque<ReadyEntry>](repeating: Deque(), count: JobPriority.allCases.count)
+    /// Ready pieces by priority that have not had a slice yet, first in first out: the start order.
+    var fresh = [Deque<ReadyEntry>](repeating: Deque(), count: JobPriority.allCases.count)
+    /// Ready pieces by priority between slices, each put at the back after its slice: they take turns.
+    var continuing = [Deque<ReadyEntry>](repeating: Deque(), count: JobPriority.allCases.count)
     var clock: UInt64 = 0
     var nextToken: UInt64 = 0
     var idle: [Parker] = []
@@ -28,6 +31,11 @@ struct SchedulerState: Sendable {
     /// The lowest priority among each slot's jobs when they were taken (a hint: a later priority change is not
     /// reflected); `Int.max` for an empty slot. Lets a new job skip the preemption scan when nothing lower runs.
     var slotPriorities: [Int] = []
+    /// For each slot running one piece on a later slice (a long job): that piece's kernel job, to interrupt when a
+    /// new job of its priority or higher waits and every worker runs such a piece. Nil otherwise.
+    var longSlices: [KernelJob?] = []
+    /// The slots with a `longSlices` entry.
+    var longSliceCount = 0
     /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
     var waiting: [JobID: Job] = [:]
     var queuePaused: [JobID: Job] = [:]
@@ -36,6 +44,8 @@ struct SchedulerState: Sendable {
     var budget: UInt64 = 1 << 21
     /// Entries in the deques, stale ones included.
     var queuedEntries = 0
+    /// Entries in the `continuing` deques, stale ones included (while none, dispatch looks at `fresh` alone).
+    var continuingEntries = 0
     /// The queue-wide observer, and whether it wants progress snapshots (of every job, at the job's interval).
     var tap: QueueTap?
     var tapProgress = false
@@ -59,7 +69,7 @@ struct SchedulerState: Sendable {
             }
         }
         for jobs in slots { for job in jobs { add(job.takeUnretainedValue()) } }
-        for level in levels { for entry in level { add(entry.job) } }
+        for level in fresh + continuing { for entry in level { add(entry.job) } }
         for job in waiting.values { add(job) }
         return jobs.sorted { $0.id < $1.id }
     }

@@ -27,6 +27,8 @@ struct Assignment: Sendable {
     let budget: UInt64
     let single: Bool
     let priority: JobPriority
+    /// Taken from the continuing entries: the piece has had a slice before.
+    let continuing: Bool
 
     var from: String? { range?.from }
     var bound: String? { range?.bound }

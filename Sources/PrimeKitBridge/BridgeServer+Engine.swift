@@ -19,12 +19,9 @@ extension BridgeServer {
 
     func resetQueue() -> Reply {
         .later { [self] in
-            // A job finishing on a worker while the reset runs may succeed after all: list only jobs that ended
-            // cancelled (the others get their job/finished with their result).
-            let cancelled = await engine.queue.reset().sorted().filter { id in
-                let state = registry.withLock(anchoredTo: self) { $0.live[id]?.state ?? $0.finished[id]?.state }
-                return (state ?? .cancelled) == .cancelled
-            }
+            // Exactly the jobs that ended cancelled: one finishing on a worker while the reset runs may succeed after
+            // all, and gets its job/finished with its result.
+            let cancelled = await engine.queue.reset()
             return .ok { out in
                 out.key("cancelled")
                 out.array { out in for id in cancelled { out.string(id.description) } }

@@ -7,6 +7,10 @@
 // - sequential round trips: ping, and isPrime submit → job/finished;
 // - what progress notifications cost: the server's CPU time and lines per second with 1,000 paused jobs, and with
 //   1,000 jobs queued or running, at a 50 ms progress interval.
+//
+// `--fairness` measures only this instead: two long factor jobs keep both workers busy, and 20 tiny factor jobs of
+// the same priority are submitted one after another; for each, submit → job/finished (median and worst, R runs).
+// `--tool PATH` runs another build of `primekit` (to compare builds in one run).
 
 import Foundation
 import PrimeKit
@@ -15,19 +19,22 @@ import PrimeKit
 
 var jobs = 100_000
 var runs = 5
+var fairness = false
+nonisolated(unsafe) var tool = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    .appendingPathComponent("primekit").path
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--jobs": jobs = Int(arguments.next() ?? "") ?? jobs
     case "--runs": runs = Int(arguments.next() ?? "") ?? runs
+    case "--fairness": fairness = true
+    case "--tool": tool = arguments.next() ?? tool
     default:
-        FileHandle.standardError.write(Data("usage: primekit-bridge-bench [--jobs N] [--runs R]\n".utf8))
+        FileHandle.standardError.write(Data(
+            "usage: primekit-bridge-bench [--jobs N] [--runs R] [--fairness] [--tool PATH]\n".utf8))
         exit(2)
     }
 }
-
-let tool = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    .appendingPathComponent("primekit").path
 
 // MARK: - A server over pipes
 
@@ -61,8 +68,8 @@ final class Server: @unchecked Sendable {
         }
     }
 
-    /// The next line (without its newline), reading as needed.
-    func readLine() -> ArraySlice<UInt8>? {
+    /// The next line (without its newline), reading as needed; nil at the end, or once `deadline` (`now()`) passed.
+    func readLine(deadline: Double? = nil) -> ArraySlice<UInt8>? {
         while true {
             if let newline = buffer[start...].firstIndex(of: 0x0A) {
                 let line = buffer[start..<newline]
@@ -72,6 +79,11 @@ final class Server: @unchecked Sendable {
             if start > 0 {
                 buffer.removeSubrange(..<start)
                 start = 0
+            }
+            if let deadline {
+                let left = deadline - now()
+                var wanted = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+                if left <= 0 || poll(&wanted, 1, Int32(left * 1000) + 1) == 0 { return nil }
             }
             var chunk = [UInt8](repeating: 0, count: 1 << 20)
             let count = chunk.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
@@ -249,11 +261,73 @@ final class ProgressCounter: @unchecked Sendable {
     var tested: Double { lock.withLock { testedSum } }
 }
 
+// MARK: - Fairness
+
+/// Two long factor jobs on the two workers, then `samples` tiny factor jobs of the same priority one after another:
+/// seconds from each submit to its job/finished (at most `limit` each; nil once one takes longer).
+func fairnessRun(samples: Int, limit: Double) throws -> [Double]? {
+    let server = try Server(["--workers", "2"])
+    defer {
+        // Read on to the end: a server blocked writing progress lines would never read the shutdown.
+        server.write(Array((#"{"jsonrpc":"2.0","id":"down","method":"shutdown"}"# + "\n").utf8))
+        server.read { contains($0, Array(#""id":"down""#.utf8)) }
+        server.stop()
+    }
+    let long = #"{"kind":"factor","candidate":"170141183460469231731687303715884105727","bound":"10000000000000","progressIntervalMs":1}"#
+    server.write(Array((#"{"jsonrpc":"2.0","id":"l1","method":"job/submit","params":\#(long)}"# + "\n"
+        + #"{"jsonrpc":"2.0","id":"l2","method":"job/submit","params":\#(long)}"# + "\n").utf8))
+    // Both long jobs have reported progress, so each has had a slice: the steady state of a busy queue. (Each is
+    // split into pieces; a build whose first job keeps both workers never reports the second: wait 2 s at most.)
+    var seen: Set<String> = []
+    let waitEnd = now() + 2
+    while seen.count < 2, let line = server.readLine(deadline: waitEnd) {
+        if contains(line.prefix(40), progressTag) {
+            for id in ["j1", "j2"] where contains(line, Array(#""jobId":"\#(id)""#.utf8)) { seen.insert(id) }
+        }
+    }
+    var latencies: [Double] = []
+    for index in 0..<samples {
+        let tag = Array(#""jobId":"j\#(3 + index)""#.utf8)
+        let started = now()
+        server.write(Array((#"{"jsonrpc":"2.0","id":\#(index),"method":"job/submit","params":{"kind":"factor","candidate":"\#(600_851_475_143 + index)"}}"# + "\n").utf8))
+        var finished = false
+        while let line = server.readLine(deadline: started + limit) {
+            if contains(line.prefix(40), finishedTag) && contains(line, tag) {
+                finished = true
+                break
+            }
+        }
+        guard finished else { return nil }
+        latencies.append(now() - started)
+    }
+    return latencies
+}
+
 // MARK: - Run
 
 func loadAverage() -> String {
     (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
         .joined(separator: " ") ?? "?"
+}
+
+if fairness {
+    let samples = 20, limit = 20.0
+    print("primekit-bridge-bench --fairness: \(tool), 2 workers, 2 long factor jobs, \(samples) tiny factor jobs one "
+          + "after another, \(runs) runs, load \(loadAverage())")
+    var all: [Double] = []
+    for run in 1...runs {
+        guard let latencies = try fairnessRun(samples: samples, limit: limit) else {
+            print(String(format: "  run %d: a tiny job's job/finished did not come within %.0f s", run, limit))
+            exit(1)
+        }
+        all += latencies
+        print(String(format: "  run %d: median %.2f ms, worst %.2f ms", run, median(latencies) * 1e3,
+                     latencies.max()! * 1e3))
+    }
+    print(String(format: "submit → job/finished of a tiny job, 2 long jobs running: median %.2f ms, worst %.2f ms "
+                 + "(%d samples; floor 50 / 250 ms, aim 5 / 50 ms)", median(all) * 1e3, all.max()! * 1e3, all.count))
+    print("load after: \(loadAverage())")
+    exit(0)
 }
 
 print("primekit-bridge-bench: \(jobs) tiny isPrime jobs, \(runs) runs, \(ProcessInfo.processInfo.activeProcessorCount) cores, load \(loadAverage())")

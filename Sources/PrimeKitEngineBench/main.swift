@@ -330,6 +330,37 @@ func priorityLatency(samples: Int) -> [Double] {
     return latencies
 }
 
+/// From submitting a tiny job to its result while `count` long jobs of the same (normal) priority run, `samples`
+/// tiny jobs one after another. Every long job has had its first slice before the first sample (the steady state
+/// of a queue with long work in it).
+func fairnessLatency(long count: Int, samples: Int) -> [Double] {
+    let queue = JobQueue(maxConcurrentJobs: cores)
+    let longs = (0..<count).map { _ in
+        try! queue.submit(.factor("170141183460469231731687303715884105727", bound: "10000000000000")
+            .splitting(false).progressInterval(.zero))
+    }
+    blocking {
+        for long in longs {
+            var updates = long.progressUpdates.makeAsyncIterator()
+            _ = await updates.next()
+        }
+    }
+    var latencies: [Double] = []
+    for index in 0..<samples {
+        let duration = blocking { () async throws -> Duration in
+            let start = ContinuousClock.now
+            let job = try queue.submit(.factor(600_851_475_143 + UInt64(index)))
+            _ = try await job.result
+            return start.duration(to: .now)
+        }
+        latencies.append(seconds(duration))
+    }
+    precondition(longs.allSatisfy { $0.state == .running }, "a long job ended during the fairness samples")
+    queue.cancelAll()
+    blocking { await queue.waitUntilIdle() }
+    return latencies
+}
+
 // MARK: - One big job on all cores
 
 /// One big job with `workers` workers (split into that many pieces when there are two or more).
@@ -463,6 +494,18 @@ print("Latency (\(latencySamples / 2) samples each)")
 print("  cancel() → job reports cancelled    p50 \(micros(percentile(cancels, 50)))   p99 \(micros(percentile(cancels, 99)))")
 print("  pause() → checkpoint returned       p50 \(micros(percentile(pauses, 50)))   p99 \(micros(percentile(pauses, 99)))")
 print("  veryHigh submit → result, \(cores) low jobs running   p50 \(micros(percentile(priority, 50)))   p99 \(micros(percentile(priority, 99)))   (slice 10 ms)")
+
+// Medians and worst cases over the runs' samples together.
+let fairnessSamples = 20
+print("")
+print("Fairness: a tiny factor job submit → result while N long factor jobs of its priority run, \(cores) workers, "
+      + "slice 10 ms (\(fairnessSamples) tiny jobs one after another, \(options.runs) run(s))")
+for count in [1, 2, 8] {
+    var latencies: [Double] = []
+    for _ in 1...options.runs { latencies += fairnessLatency(long: count, samples: fairnessSamples) }
+    print("  N = \(count)   median \(micros(median(latencies)))   worst \(micros(latencies.max() ?? .nan))   "
+          + "(floor median ≤ 50 ms, worst ≤ 250 ms; aim 5 ms / 50 ms)")
+}
 
 func splitTable(_ title: String, _ request: JobRequest, _ check: @escaping @Sendable (JobResult) -> Bool) {
     var ratios: [Double] = []

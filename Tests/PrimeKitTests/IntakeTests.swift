@@ -6,11 +6,12 @@ import Testing
 /// workers later, some taken straight from it). These tests keep the one worker busy with a long job so that the
 /// intake is used — each checks that it was — and then look at the queue the ways a caller can.
 @Suite(.timeLimit(.minutes(3))) struct IntakeTests {
-    /// A one-worker queue running a long job of normal priority, and `count` tiny jobs submitted behind it.
-    /// Fails the test unless most of them were still in the intake when their submission returned.
+    /// A one-worker queue running a long job of high priority, and `count` tiny jobs of normal priority submitted
+    /// behind it (they wait for it: it outranks them, and aging is too slow to matter here). Fails the test unless
+    /// most of them were still in the intake when their submission returned.
     private func busyQueue(tinyJobs count: Int) async throws -> (JobQueue, long: Job, tiny: [Job]) {
-        let queue = JobQueue.testing(workers: 1)
-        let long = try queue.submit(.isPrime(Slow.prime64).splitting(false))
+        let queue = JobQueue.testing(workers: 1) { $0.agingSlices = 1_000_000_000 }
+        let long = try queue.submit(.isPrime(Slow.prime64).splitting(false).priority(.high))
         await long.wait(until: .running)
         var tiny: [Job] = []
         var viaIntake = 0
@@ -66,7 +67,7 @@ import Testing
         let finished = Recorder<JobID>()
         for job in tiny { job.onSuccess { _ in finished.append(job.id) } }
         // It outranks the running job: it preempts it and is done while every normal job submitted before it
-        // still waits (behind the long job, which keeps its place at the front of its priority).
+        // still waits (behind the long job, which outranks them).
         let urgent = try queue.submit(.isPrime("1000003").priority(.veryHigh))
         #expect(try await urgent.result.isPrime == true)
         #expect(finished.values.isEmpty)

@@ -4,10 +4,11 @@ import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct LifecycleTests {
     @Test func backgroundCheckpointsAndPausesRunningJobsAndForegroundContinuesThem() async throws {
-        let queue = JobQueue.testing(workers: 2)
+        // The waiting job is of lower priority (and aging too slow to matter): it does not take a turn.
+        let queue = JobQueue.testing(workers: 2) { $0.agingSlices = 1_000_000_000 }
         let running = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64)) }
         for job in running { await job.wait(until: .running) }
-        let waiting = try queue.submit(.isPrime(Slow.prime64))
+        let waiting = try queue.submit(.isPrime(Slow.prime64).priority(.low))
         let checkpoints = await queue.enterBackground()
         #expect(!queue.isActive)
         #expect(Set(checkpoints.keys) == Set(running.map(\.id)))

@@ -64,8 +64,9 @@ import Testing
     }
 
     @Test func suspendPausesRunningJobsAndResumeContinuesThem() async throws {
-        let queue = JobQueue.testing(workers: 2)
-        let jobs = try (0..<3).map { _ in try queue.submit(.isPrime(Slow.prime64)) }
+        // The third job is of lower priority (and aging too slow to matter): it waits while the other two run.
+        let queue = JobQueue.testing(workers: 2) { $0.agingSlices = 1_000_000_000 }
+        let jobs = try (0..<3).map { try queue.submit(.isPrime(Slow.prime64).priority($0 < 2 ? .normal : .low)) }
         await jobs[0].wait(until: .running)
         await jobs[1].wait(until: .running)
         queue.suspend()
