@@ -15,9 +15,9 @@ import Testing
         }
         let probe = Probe("probe", streams: .progress)
         engine.add(probe)
-        let factor = try engine.submit(.factor(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+        let factor = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false)
             .priority(.low).progressInterval(.zero))
-        let single = try engine.submit(.isPrime(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+        let single = try engine.submit(.isPrime(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false)
             .priority(.low).progressInterval(.zero))
         await probe.wait { events in
             Set(events.compactMap { if case .progress(let p) = $0 { p.jobID } else { nil } }).isSuperset(of: [factor.id, single.id])

@@ -82,7 +82,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
             let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
-            let long = try engine.submit(.factor(Slow.prime64).splitting(false).progressInterval(.zero).priority(.high))
+            let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false).progressInterval(.zero).priority(.high))
             await probe.wait { $0.count(of: .progress) >= 2 }
             paused = try await engine.pause(long)
             answer = try await engine.submit(.isPrime(1301081)).result
@@ -123,7 +123,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         let engine = await Engine.testing(stateDirectory: directory, interval: .milliseconds(5))
         let saved = Probe("saved", streams: .pluginData, tags: .exactly([CheckpointStore.savedTag]))
         engine.add(saved)
-        let job = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low))
+        let job = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false).priority(.low))
         // Several generations are written while the job runs, each newer than the last.
         await saved.wait { $0.count >= 4 }
         let generations = saved.pluginData().compactMap { ($0.data as? StoreSaved)?.generation }
@@ -143,7 +143,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         let engine = await Engine.testing(stateDirectory: directory, interval: .milliseconds(5))
         let saved = Probe("saved", streams: .pluginData, tags: .exactly([CheckpointStore.savedTag]))
         engine.add(saved)
-        let long = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low))
+        let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false).priority(.low))
         // Results keep the store thread busy; the running job must still be written every interval.
         var finished = 0
         while finished < 20_000 {
@@ -164,8 +164,8 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
             let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(60))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
-            let a = try engine.submit(.factor(Slow.prime64).splitting(false).priority(.low).progressInterval(.zero))
-            let b = try engine.submit(.isPrime(Slow.prime64).splitting(false).priority(.low).progressInterval(.zero))
+            let a = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false).priority(.low).progressInterval(.zero))
+            let b = try engine.submit(.isPrime(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false).priority(.low).progressInterval(.zero))
             await probe.wait { events in
                 Set(events.compactMap { if case .progress(let p) = $0 { p.jobID } else { nil } }) == [a.id, b.id]
             }
@@ -223,7 +223,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
         let probe = Probe("probe", streams: [.errors, .progress])
         engine.add(probe)
         // A job that outlasts the test however slow the machine is (a 64-bit prime can finish under heavy load).
-        let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+        let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false)
             .priority(.low).progressInterval(.zero))
         await probe.wait { $0.count(of: .progress) >= 1 }
         await engine.store!.persistNow()
@@ -270,7 +270,7 @@ func newestJobRecords(_ directory: String) -> [String: StoreRecord] {
             let engine = await Engine.testing(stateDirectory: directory, interval: .seconds(86_400))
             let probe = Probe("probe", streams: .progress)
             engine.add(probe)
-            let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: "1000000000").splitting(false)
+            let long = try engine.submit(.factor(Slow.digits100, from: nil, bound: Slow.endlessBound).splitting(false)
                 .progressInterval(.zero).priority(.high))
             await probe.wait { $0.count(of: .progress) >= 2 }
             paused = try await engine.pause(long)

@@ -8,6 +8,9 @@ enum Slow {
     static let prime64 = "18446744073709551557"
     /// A 100-digit number without small factors: with bound 10^9 the GMP path takes a long time.
     static let digits100 = "2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077"
+    /// With `digits100`, a bound no machine reaches within a test however loaded it is (the GMP path to 10^18):
+    /// for a job that must still be running when the test looks.
+    static let endlessBound = "1000000000000000000"
 }
 
 /// Candidates that take a few milliseconds: enough slices to watch, quick even under ThreadSanitizer.
