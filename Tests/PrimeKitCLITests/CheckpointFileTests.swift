@@ -8,6 +8,8 @@ import Testing
 struct CheckpointFileTests {
     /// 4 · 3 · 1000140937 · 5000596889 · (a 21-digit probable prime): long with bound 10^10.
     private let long = "14033596537696729212465464241888725265492"
+    /// 2^128 + 51, a prime.
+    private let primeAbove128 = "340282366920938463463374607431768211507"
 
     /// Runs the tool until its first progress line, sends SIGTERM and returns the checkpoint file's bytes.
     private func interruptedFile(_ arguments: [String], in directory: URL) throws -> [UInt8] {
@@ -58,12 +60,13 @@ struct CheckpointFileTests {
     @Test func everySingleCharacterChangeIsRefusedOrResumesToTheSameOutput() throws {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // A one-piece job (the range is too short to split) and a number behind it: a small real file.
-        let file = try interruptedFile(["factor", "--bound", "100000000", "18446744073709551557", "77"], in: directory)
+        // A one-piece job (the range is just too short to split) and a number behind it: a small real file. The
+        // candidate, a prime above 2^128, takes the GMP path: half a second, not over before the signal comes.
+        let file = try interruptedFile(["factor", "--bound", "130000000", primeAbove128, "77"], in: directory)
         #expect(String(decoding: file, as: UTF8.self).contains("\nnumber 2\n77\n"))
         let whole = try resume(file, in: directory, name: "whole.checkpoint")
         #expect(whole.status == 0)
-        #expect(whole.stdoutLines == ["18446744073709551557: 18446744073709551557", "77: 7 11"])
+        #expect(whole.stdoutLines == ["\(primeAbove128): [cofactor \(primeAbove128): probable prime]", "77: 7 11"])
         var refused = 0
         for index in file.indices {
             var edited = file
@@ -126,7 +129,7 @@ struct CheckpointFileTests {
     @Test func aFileWithoutAChecksumIsRefused() throws {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = try interruptedFile(["factor", "--bound", "100000000", "18446744073709551557"], in: directory)
+        let file = try interruptedFile(["factor", "--bound", "10000000000", long], in: directory)
         var lines = String(decoding: file, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         lines[0] = "primekit-cli-checkpoint 1"
         lines.removeLast(2)
