@@ -230,12 +230,12 @@ public final class Engine: Sendable {
     }
 
     private func announce(_ jobs: [Job]) {
-        let subscribers = published.current
-        if subscribers.contains(where: { $0.mask.contains(.lifecycle) }) {
-            // Every mailbox keeps at most `mailboxCapacity` lifecycle events: older announcements would only be
-            // counted as dropped, so only the newest are made.
-            let kept = jobs.suffix(max(1, options.mailboxCapacity))
-            let events = kept.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
+        guard published.current.contains(where: { $0.mask.contains(.lifecycle) }) else { return }
+        // Every mailbox keeps at most `mailboxCapacity` lifecycle events: older announcements would only be
+        // counted as dropped, so only the newest are made.
+        let kept = jobs.suffix(max(1, options.mailboxCapacity))
+        let events = kept.map { EngineEvent.lifecycle(.jobSubmitted($0.id)) }
+        published.offer { subscribers in
             for subscriber in subscribers {
                 subscriber.offer(lifecycle: events, droppedBefore: jobs.count - kept.count)
             }
@@ -282,14 +282,16 @@ public final class Engine: Sendable {
                 }
             }
             if !completions.isEmpty { store?.jobsFinished(completions) }
-            for subscriber in published.current {
-                subscriber.offer(progress: snapshots, ends: ends, withErrors: withErrors)
+            published.offer { subscribers in
+                for subscriber in subscribers {
+                    subscriber.offer(progress: snapshots, ends: ends, withErrors: withErrors)
+                }
             }
         }
     }
 
     private static func deliver(_ event: EngineEvent, to published: SubscriberList) {
-        for subscriber in published.current { subscriber.offer(event) }
+        published.offer { subscribers in for subscriber in subscribers { subscriber.offer(event) } }
     }
 
     private func emit(_ event: EngineEvent) {
@@ -450,8 +452,8 @@ public final class Engine: Sendable {
     ///   - sender: The plugin sending it (not delivered back to it).
     public func broadcast(tag: String, data: any Sendable, from sender: Plugin?) {
         let event = EngineEvent.pluginData(PluginData(tag: tag, data: data, sender: sender?.name))
-        for subscriber in published.current where sender == nil || !subscriber.owns(sender!) {
-            subscriber.offer(event)
+        published.offer { subscribers in
+            for subscriber in subscribers where sender == nil || !subscriber.owns(sender!) { subscriber.offer(event) }
         }
     }
 
@@ -528,9 +530,18 @@ public final class Engine: Sendable {
 /// The installed subscriptions as an immutable array, replaced on every change: what the hot path reads.
 final class SubscriberList: Sendable {
     private let storage = Mutex<[PluginSubscription]>([])
+    /// Held while events are offered: producers on different threads (workers, submitters, plugins) then reach
+    /// every mailbox in one order, so every plugin sees the events of a stream in the same order.
+    private let offering = Mutex(())
 
     var current: [PluginSubscription] {
         get { storage.withLock(anchoredTo: self) { $0 } }
         set { storage.withLock(anchoredTo: self) { $0 = newValue } }
+    }
+
+    /// Runs `body` with the current subscribers, one producer at a time. `body` only drops events in mailboxes
+    /// (which never waits for a plugin).
+    func offer(_ body: ([PluginSubscription]) -> Void) {
+        offering.withLock(anchoredTo: self) { _ in body(current) }
     }
 }
