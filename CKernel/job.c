@@ -21,6 +21,7 @@ pk_job *pk_job_alloc(void)
     job->max_digits = PK_DEFAULT_MAX_DIGITS;
     job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
     job->mode = PK_MODE_TRIAL; /* configure or restore sets the job's own */
+    job->limit = PK_U64_MAX;
     return job;
 }
 
@@ -93,6 +94,8 @@ void pk_job_refresh_bound(pk_job *job)
         if (mpz_sizeinbase(job->cof, 2) <= 64 && mpz_get_ui(job->cof) < job->bound)
             job->eff_bound = mpz_get_ui(job->cof);
     }
+    if (job->eff_bound > job->limit)
+        job->eff_bound = job->limit; /* may fall below from: the range is then empty */
 }
 
 void pk_job_update_percent(pk_job *job)

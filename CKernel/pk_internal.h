@@ -367,7 +367,8 @@ struct pk_job {
 
     uint64_t from, bound;       /* requested range, inclusive */
     uint64_t next;              /* every divisor < next has been tried */
-    uint64_t eff_bound;         /* min(bound, floor(sqrt(cof))) */
+    uint64_t eff_bound;         /* min(bound, floor(sqrt(cof)), limit) */
+    uint64_t limit;             /* pk_job_limit: no divisor above it is needed; in memory only */
     uint64_t tested, work;
     double percent;             /* never decreases */
     size_t max_digits, bpsw_digits;

@@ -522,6 +522,50 @@ PK_API int pk_job_divisors(const pk_job *job, size_t max_count, char *buf, size_
  */
 PK_API int pk_job_merge(pk_job *const *pieces, size_t count, pk_job **out);
 
+/*
+ * pk_job_range — the job's divisor range [from, bound] as its options
+ * resolved it (the default bound is √candidate capped at 2^32) or as its
+ * checkpoint recorded it. A limit (pk_job_limit) does not change it.
+ * Returns PK_OK or PK_E_ARG. Not thread-safe with a concurrent pk_job_step on
+ * the same job.
+ */
+PK_API int pk_job_range(const pk_job *job, uint64_t *from, uint64_t *bound);
+
+/*
+ * pk_job_limit — tell a job that no divisor above `limit` needs trying: it
+ * ends (PK_DONE at its next step) once every divisor up to min(limit, bound)
+ * has been tried, at once when that is below its next divisor. A limit only
+ * lowers: one above an earlier limit is ignored.
+ *
+ * Meant for the pieces of one candidate's split range: once the factors found
+ * by all pieces leave a cofactor c, a range starting at 2 needs no divisor
+ * above floor(√c), and any range none above c (see pk_cofactor_root). Pieces
+ * stopped that way still merge (pk_job_merge) to the answer of one job over
+ * the whole range, provided every limit was computed that way.
+ *
+ * The limit lives in memory only: a checkpoint records the range, so a
+ * restored job tries all of it unless limited again.
+ * Returns PK_OK or PK_E_ARG. Not thread-safe with a concurrent pk_job_step on
+ * the same job.
+ */
+PK_API int pk_job_limit(pk_job *job, uint64_t limit);
+
+/*
+ * pk_cofactor_root — the cofactor c = candidate / Π primes[i]^exponents[i]
+ * and its integer square root, each capped at UINT64_MAX.
+ *
+ * candidate  canonical decimal, at least 2.
+ * primes, exponents  count prime powers (decimal, each at least 2) that divide
+ *            the candidate together; NULL when count is 0.
+ * root, cofactor  receive floor(√c) and c; either may be NULL.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_PARSE (a number is not canonical decimal),
+ * PK_E_RANGE (candidate below 2), PK_E_OPTIONS (the powers do not divide the
+ * candidate). Thread-safe.
+ */
+PK_API int pk_cofactor_root(const char *candidate, const char *const *primes, const uint64_t *exponents,
+                            size_t count, uint64_t *root, uint64_t *cofactor);
+
 /* -------------------------------------------------------- small candidates */
 
 /* No number below 2^32 has more distinct prime factors (2·3·5·…·23). */

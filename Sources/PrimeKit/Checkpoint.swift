@@ -2,26 +2,49 @@
 /// submitted again with ``JobRequest/restore(_:)``.
 ///
 /// The text wraps one kernel checkpoint per piece of the job's divisor range (one piece unless the job was split
-/// over several workers), so one checkpoint restores the whole job:
+/// over several workers), so one checkpoint restores the whole job, and ends with a checksum of everything before it:
 /// ```
-/// primekit-job-checkpoint 1
+/// primekit-job-checkpoint 2
 /// kind isPrime
 /// pieces 2
 /// piece 2 2147483643 <length>
 /// <kernel checkpoint text, exactly length bytes>
 /// piece 2147483644 4294967285 <length>
 /// <kernel checkpoint text>
+/// checksum <16 hex digits: FNV-1a 64 of every byte before this line>
 /// ```
-/// A bare kernel checkpoint (as the C API writes it) is accepted too, as a one-piece `factor` job.
+/// Each `piece` line gives the range of the kernel checkpoint after it. A checkpoint is accepted only whole and
+/// consistent: the checksum matches, the pieces tile one range in order (no gap, no overlap), each `piece` line agrees
+/// with its kernel checkpoint (which the kernel checks on its own), every piece is of the same candidate, and the
+/// factors the pieces found agree. Anything else is refused with a message saying what is wrong; a changed checkpoint
+/// never restores to a different answer.
+///
+/// Version 1 (without the checksum line, written before 2026-11-26) is refused: nothing in it would reveal a dropped
+/// first or last piece, or a changed `kind`. A bare kernel checkpoint (as the C API writes it, with its own checksum)
+/// is accepted as the one-piece `factor` job it describes.
 public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// One piece of the divisor range and its kernel checkpoint.
     struct Piece: Sendable, Hashable {
+        /// The first divisor (the kernel's resolved range), or nil for a bare kernel checkpoint.
         var from: String?
+        /// The last divisor, or nil for a bare kernel checkpoint.
         var bound: String?
         var kernelText: String
+
+        init(from: String?, bound: String?, kernelText: String) {
+            self.from = from
+            self.bound = bound
+            self.kernelText = kernelText
+        }
+
+        /// The piece of a kernel job at rest: its checkpoint text and the range the kernel resolved.
+        init(_ kernel: KernelJob) throws(PrimeKitError) {
+            let range = kernel.range()
+            self.init(from: String(range.from), bound: String(range.bound), kernelText: try kernel.checkpoint())
+        }
     }
 
-    static let header = "primekit-job-checkpoint 1"
+    static let header = "primekit-job-checkpoint 2"
 
     /// The checkpoint text.
     public let text: String
@@ -29,10 +52,11 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     public let kind: JobKind
     let pieces: [Piece]
 
-    /// Parses checkpoint text. The kernel checks each piece's contents (checksum, consistency) when the checkpoint
-    /// is submitted.
+    /// Parses checkpoint text and checks it whole: the envelope's checksum and consistency, and every kernel
+    /// checkpoint in it (restored once by the kernel, which checks its checksum and state).
     /// - Parameter text: Text from ``text`` or a bare kernel checkpoint.
-    /// - Throws: ``PrimeKitError`` with code `invalidCheckpoint` or `unsupportedCheckpointVersion`.
+    /// - Throws: ``PrimeKitError`` with code `invalidCheckpoint`, `unsupportedCheckpointVersion` or
+    ///   `inconsistentCheckpoint`, and a message saying what is wrong.
     public init(text: String) throws(PrimeKitError) {
         self.text = text
         if text.hasPrefix("primekit-job-checkpoint ") {
@@ -42,14 +66,68 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             kind = .factor
             pieces = [Piece(from: nil, bound: nil, kernelText: text)]
         }
+        let limits = KernelLimits(maxDigits: Int.max, bpswDigits: KernelLimits.defaults.bpswDigits)
+        var kernels: [KernelJob] = []
+        for (index, piece) in pieces.enumerated() {
+            do {
+                kernels.append(try KernelJob.restore(piece.kernelText, limits: limits))
+            } catch {
+                if pieces.count == 1 { throw error }
+                throw PrimeKitError(code: error.code, message: "piece \(index + 1) of \(pieces.count): \(error.message)")
+            }
+        }
+        _ = try Self.check(pieces, kernels: kernels)
     }
 
+    /// Checks that restored kernel jobs agree with the pieces they came from and with each other.
+    /// - Returns: The candidate and every factor the pieces found (each prime once).
+    static func check(_ pieces: [Piece], kernels: [KernelJob]) throws(PrimeKitError)
+        -> (candidate: String, factors: [PrimeFactor])
+    {
+        var candidate: String?
+        var found: [String: Int] = [:]
+        var factors: [PrimeFactor] = []
+        for (index, (piece, kernel)) in zip(pieces, kernels).enumerated() {
+            let name = "piece \(index + 1) of \(pieces.count)"
+            let range = kernel.range()
+            if let from = piece.from, let bound = piece.bound, from != String(range.from) || bound != String(range.bound) {
+                throw inconsistent("\(name) says \(from)...\(bound), its kernel checkpoint \(range.from)...\(range.bound)")
+            }
+            let pieceCandidate = try kernel.candidate()
+            if let candidate, candidate != pieceCandidate {
+                throw inconsistent("\(name) is of another candidate than piece 1")
+            }
+            candidate = pieceCandidate
+            for factor in try kernel.factors(count: kernel.progress().factorsFound) {
+                if let exponent = found[factor.prime] {
+                    guard exponent == factor.exponent else {
+                        throw inconsistent("the pieces disagree on the exponent of \(factor.prime)")
+                    }
+                    continue
+                }
+                found[factor.prime] = factor.exponent
+                factors.append(factor)
+            }
+        }
+        let text = candidate ?? ""
+        if pieces.count > 1 {
+            do {
+                _ = try KernelJob.cofactorRoot(candidate: text, factors: factors)
+            } catch {
+                throw inconsistent("the factors of the pieces do not divide the candidate together")
+            }
+        }
+        return (text, factors)
+    }
+
+    /// The checkpoint of a job's pieces at rest (each made with ``Piece/init(_:)``).
     init(kind: JobKind, pieces: [Piece]) {
         var text = Self.header + "\nkind \(kind.rawValue)\npieces \(pieces.count)\n"
         for piece in pieces {
             text += "piece \(piece.from ?? "-") \(piece.bound ?? "-") \(piece.kernelText.utf8.count)\n"
             text += piece.kernelText + "\n"
         }
+        text += TextChecksum.line(for: text.utf8)
         self.text = text
         self.kind = kind
         self.pieces = pieces
@@ -74,46 +152,70 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
         PrimeKitError(code: .invalidCheckpoint, message: "checkpoint is malformed: \(reason)")
     }
 
+    private static func inconsistent(_ reason: String) -> PrimeKitError {
+        PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: \(reason)")
+    }
+
     /// Reads the envelope: a byte cursor over the UTF-8 text.
     private static func parse(_ bytes: [UInt8]) throws(PrimeKitError) -> (JobKind, [Piece]) {
         var position = 0
-        func line() throws(PrimeKitError) -> [Substring] {
-            guard let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else {
+        func line(_ end: Int) throws(PrimeKitError) -> [Substring] {
+            guard let newline = bytes[position..<end].firstIndex(of: UInt8(ascii: "\n")) else {
                 throw malformed("truncated")
             }
-            let text = String(decoding: bytes[position..<end], as: UTF8.self)
-            position = end + 1
+            let text = String(decoding: bytes[position..<newline], as: UTF8.self)
+            position = newline + 1
             return text.split(separator: " ", omittingEmptySubsequences: false)
         }
-        let header = try line()
+        let header = try line(bytes.count)
         guard header.count == 2, header[0] == "primekit-job-checkpoint" else { throw malformed("bad header") }
-        guard header[1] == "1" else {
-            throw PrimeKitError(code: .unsupportedCheckpointVersion,
-                                message: "checkpoint format version \(header[1]) is not supported")
+        guard header[1] == "2" else {
+            let reason = header[1] == "1"
+                ? "checkpoint format version 1 has no checksum, so it cannot be validated; it is no longer accepted"
+                : "checkpoint format version \(header[1]) is not supported"
+            throw PrimeKitError(code: .unsupportedCheckpointVersion, message: reason)
         }
-        let kindLine = try line()
+        let end: Int
+        do {
+            end = try TextChecksum.verify(bytes)
+        } catch {
+            throw malformed(error.reason)
+        }
+        let kindLine = try line(end)
         guard kindLine.count == 2, kindLine[0] == "kind", let kind = JobKind(rawValue: String(kindLine[1])) else {
             throw malformed("bad kind line")
         }
-        let countLine = try line()
-        guard countLine.count == 2, countLine[0] == "pieces", let count = Int(countLine[1]), (1...4096).contains(count)
+        let countLine = try line(end)
+        guard countLine.count == 2, countLine[0] == "pieces", let count = Int(countLine[1]), (1...4096).contains(count),
+              String(count) == countLine[1]
         else { throw malformed("bad pieces line") }
         var pieces: [Piece] = []
-        for _ in 0..<count {
-            let pieceLine = try line()
+        var next: UInt64?
+        for index in 0..<count {
+            let pieceLine = try line(end)
             guard pieceLine.count == 4, pieceLine[0] == "piece", let length = Int(pieceLine[3]), length >= 0,
-                  position + length < bytes.count, bytes[position + length] == UInt8(ascii: "\n")
-            else { throw malformed("bad piece") }
-            func range(_ field: Substring) throws(PrimeKitError) -> String? {
-                if field == "-" { return nil }
-                guard CandidateText.isCanonical(field) else { throw malformed("bad piece range") }
-                return String(field)
+                  String(length) == pieceLine[3], length < end - position,
+                  bytes[position + length] == UInt8(ascii: "\n")
+            else { throw malformed("piece \(index + 1) of \(count): bad piece line or length") }
+            guard CandidateText.isCanonical(pieceLine[1]), CandidateText.isCanonical(pieceLine[2]),
+                  let from = UInt64(pieceLine[1]), let bound = UInt64(pieceLine[2])
+            else { throw malformed("piece \(index + 1) of \(count): bad range") }
+            // One range in order: each piece starts right after the one before. Only a one-piece job of 2 or 3 has
+            // an empty range (2...1).
+            if let next, from != next {
+                throw inconsistent(from < next
+                    ? "piece \(index + 1) of \(count) overlaps the one before (it starts at \(from), not \(next))"
+                    : "the pieces leave a gap from \(next) to \(from - 1)")
             }
+            guard from <= bound || (count == 1 && from == 2 && bound == 1) else {
+                throw malformed("piece \(index + 1) of \(count): empty range \(from)...\(bound)")
+            }
+            next = bound &+ 1
             let kernelText = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
             position += length + 1
-            pieces.append(Piece(from: try range(pieceLine[1]), bound: try range(pieceLine[2]), kernelText: kernelText))
+            pieces.append(Piece(from: String(pieceLine[1]), bound: String(pieceLine[2]), kernelText: kernelText))
         }
-        guard position == bytes.count else { throw malformed("trailing data") }
+        guard position == end else { throw malformed("data after the last piece") }
         return (kind, pieces)
     }
 }

@@ -191,6 +191,13 @@ struct JobCore: Sendable {
         self.inIntake = inIntake
     }
 
+    /// The merged answer of a split job lists every factor, also those no piece found itself (pieces that ended
+    /// early at the shared limit leave a proven prime remainder to the merge): the final progress lists them too.
+    mutating func adoptMergedFactors(_ result: Result<JobResult, PrimeKitError>) {
+        guard case .success(let answer) = result, let listed = answer.factorization?.listedFactors else { return }
+        pieces.update(0) { $0.factors = listed }
+    }
+
     /// Somebody listens to progress.
     var hasProgressObservers: Bool {
         !channels.isEmpty || !progressHandlers.isEmpty || !observers.isEmpty

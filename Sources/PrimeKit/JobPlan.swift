@@ -34,6 +34,7 @@ enum JobPlan {
         if request.allowsSplitting, pieceCount > 1, let range, divisors >= configuration.splitThreshold,
            divisors >= UInt64(pieceCount) {
             let candidate = submitted.decimal
+            let shared = SharedCofactor(candidate: candidate, startsAtTwo: range.lowerBound <= 2)
             let length = divisors / UInt64(pieceCount)
             var pieces: [PieceState] = []
             var low = range.lowerBound
@@ -43,7 +44,7 @@ enum JobPlan {
                 let bound = String(high)
                 let kernel = try KernelJob.create(candidate: candidate, from: from, bound: bound, limits: limits)
                 let weight = Double(high - low + 1) / Double(divisors)
-                pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel))
+                pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel, shared: shared))
                 low = high + 1
             }
             return (submitted, PieceList(pieces), estimatedWork)
@@ -55,37 +56,30 @@ enum JobPlan {
         return (submitted, PieceList(piece), estimatedWork)
     }
 
-    /// Rebuilds the pieces of a checkpoint; the kernel verifies each one.
+    /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that
+    /// they agree with the envelope and with each other. The pieces of a split job share what they found again.
     private static func restore(_ checkpoint: Checkpoint, limits: KernelLimits) throws(PrimeKitError)
         -> (JobCandidate, PieceList, Double)
     {
+        var kernels: [KernelJob] = []
+        for piece in checkpoint.pieces { kernels.append(try KernelJob.restore(piece.kernelText, limits: limits)) }
+        let (text, factors) = try Checkpoint.check(checkpoint.pieces, kernels: kernels)
+        let shared = kernels.count > 1
+            ? SharedCofactor(candidate: text, startsAtTwo: kernels[0].range().from <= 2, factors: factors) : nil
         var pieces: [PieceState] = []
-        var candidate: String?
         var lengths: [Double] = []
-        for piece in checkpoint.pieces {
-            let kernel = try KernelJob.restore(piece.kernelText, limits: limits)
-            let pieceCandidate = try kernel.candidate()
-            if let candidate, candidate != pieceCandidate {
-                throw PrimeKitError(code: .inconsistentCheckpoint,
-                                    message: "checkpoint pieces are for different candidates")
-            }
-            candidate = pieceCandidate
+        for (piece, kernel) in zip(checkpoint.pieces, kernels) {
             let progress = kernel.progress()
-            var state = PieceState(from: piece.from, bound: piece.bound, weight: 1, kernel: kernel)
+            var state = PieceState(from: piece.from, bound: piece.bound, weight: 1, kernel: kernel, shared: shared)
             state.progress = progress
             state.finished = progress.done
             state.factors = try kernel.factors(count: progress.factorsFound)
             pieces.append(state)
-            if let from = piece.from.flatMap({ UInt64($0) }), let bound = piece.bound.flatMap({ UInt64($0) }),
-               bound >= from {
-                lengths.append(Double(bound - from) + 1)
-            } else {
-                lengths.append(1)
-            }
+            let range = kernel.range()
+            lengths.append(range.bound >= range.from ? Double(range.bound - range.from) + 1 : 1)
         }
         let total = lengths.reduce(0, +)
         for index in pieces.indices { pieces[index].weight = lengths[index] / total }
-        let text = candidate ?? ""
         let work = max(1, total * CandidateText.unitsPerDivisor(digits: text.utf8.count))
         return (JobCandidate(text: text), PieceList(pieces), work)
     }

@@ -127,6 +127,48 @@ final class KernelJob: @unchecked Sendable {
         return KernelJob(handle: out)
     }
 
+    /// The job's divisor range as the kernel resolved it (a default bound is √candidate capped at 2^32).
+    func range() -> (from: UInt64, bound: UInt64) {
+        var from: UInt64 = 0
+        var bound: UInt64 = 0
+        _ = pk_job_range(handle, &from, &bound)
+        return (from, bound)
+    }
+
+    /// Tells the job that no divisor above `limit` needs trying (only ever lowers; in memory only).
+    func limit(_ limit: UInt64) {
+        _ = pk_job_limit(handle, limit)
+    }
+
+    /// The cofactor `candidate` / Π factors and its integer square root, each capped at `UInt64.max`.
+    static func cofactorRoot(candidate: String, factors: [PrimeFactor]) throws(PrimeKitError)
+        -> (root: UInt64, cofactor: UInt64)
+    {
+        var root: UInt64 = 0
+        var cofactor: UInt64 = 0
+        let exponents = factors.map { UInt64($0.exponent) }
+        // The primes, NUL-terminated one after the other in one buffer.
+        var text: [CChar] = []
+        var offsets: [Int] = []
+        for factor in factors {
+            offsets.append(text.count)
+            text += factor.prime.utf8.map { CChar(bitPattern: $0) }
+            text.append(0)
+        }
+        let status = text.withUnsafeBufferPointer { buffer in
+            let primes: [UnsafePointer<CChar>?] = offsets.map { buffer.baseAddress! + $0 }
+            return primes.withUnsafeBufferPointer { primes in
+                exponents.withUnsafeBufferPointer { exps in
+                    candidate.withCString {
+                        pk_cofactor_root($0, primes.baseAddress, exps.baseAddress, factors.count, &root, &cofactor)
+                    }
+                }
+            }
+        }
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        return (root, cofactor)
+    }
+
     /// Does at most `budget` units of work.
     func step(budget: UInt64) throws(PrimeKitError) -> KernelStep {
         let status = pk_job_step(handle, budget)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One piece of a job's divisor range. A job has one piece unless it was split over several workers.
 struct PieceState: Sendable {
     // The flags come last, where they share the words after `progress`.
@@ -26,8 +28,9 @@ struct PieceState: Sendable {
     /// The piece's last divisor, or nil for the job's own.
     var bound: String? { range?.bound }
 
-    init(from: String?, bound: String?, weight: Double, kernel: KernelJob?) {
-        self.range = from == nil && bound == nil ? nil : PieceRange(from: from, bound: bound)
+    init(from: String?, bound: String?, weight: Double, kernel: KernelJob?, shared: SharedCofactor? = nil) {
+        self.range = from == nil && bound == nil && shared == nil
+            ? nil : PieceRange(from: from, bound: bound, shared: shared)
         self.weight = weight
         self.kernel = kernel
     }
@@ -91,9 +94,74 @@ final class PieceRange: Sendable {
     let from: String?
     /// The last divisor, or nil for the job's own.
     let bound: String?
+    /// What the pieces of a split job share; nil for a job in one piece.
+    let shared: SharedCofactor?
 
-    init(from: String?, bound: String?) {
+    init(from: String?, bound: String?, shared: SharedCofactor? = nil) {
         self.from = from
         self.bound = bound
+        self.shared = shared
+    }
+}
+
+/// What the pieces of one split job tell each other: every factor any piece found is divided out of the job's
+/// cofactor c, and no piece needs a divisor above floor(√c) (above c when the job's range starts past 2, where
+/// primes below the range may still divide c). A worker lowers a piece's limit to it before each slice
+/// (``apply(to:)``), so a factor found in one piece shortens the others at their next slice, and a piece whose
+/// range lies wholly above the limit ends.
+///
+/// The limit is derived, never stored: a checkpoint holds each piece's factors, and a restored job computes the
+/// limit again from all of them. Limits never change an answer (the merge of limited pieces is the unsplit answer;
+/// the kernel's tests check it), only how soon it comes.
+final class SharedCofactor: Sendable {
+    private let candidate: String
+    private let startsAtTwo: Bool
+    /// Every prime found so far by any piece, with its exponent.
+    private let found: Mutex<[String: Int]>
+    private let currentLimit: Atomic<UInt64>
+
+    /// - Parameters:
+    ///   - candidate: The job's candidate, decimal.
+    ///   - startsAtTwo: The job's range starts at 2 (so trial division may stop at the cofactor's square root).
+    ///   - factors: Factors the pieces already hold (a restored job's).
+    init(candidate: String, startsAtTwo: Bool, factors: [PrimeFactor] = []) {
+        self.candidate = candidate
+        self.startsAtTwo = startsAtTwo
+        found = Mutex([:])
+        currentLimit = Atomic(UInt64.max)
+        record(factors)
+    }
+
+    /// The highest divisor any piece still needs.
+    var limit: UInt64 { currentLimit.load(ordering: .acquiring) }
+
+    /// Lowers `kernel`'s limit to the shared one. Called by the worker that owns the piece, before a slice.
+    func apply(to kernel: KernelJob) {
+        let limit = self.limit
+        if limit != .max { kernel.limit(limit) }
+    }
+
+    /// Adds factors a piece found; when any is new, lowers the limit.
+    func record(_ factors: [PrimeFactor]) {
+        guard !factors.isEmpty else { return }
+        let all: [PrimeFactor]? = found.withLock { found in
+            var added = false
+            for factor in factors where found[factor.prime] == nil {
+                found[factor.prime] = factor.exponent
+                added = true
+            }
+            return added ? found.map { PrimeFactor(prime: $0.key, exponent: $0.value) } : nil
+        }
+        // Factors that do not divide the candidate together (impossible from the kernel) leave the limit alone.
+        guard let all, let (root, cofactor) = try? KernelJob.cofactorRoot(candidate: candidate, factors: all)
+        else { return }
+        let limit = startsAtTwo ? root : cofactor
+        var current = currentLimit.load(ordering: .relaxed)
+        while limit < current {
+            let (exchanged, original) = currentLimit.compareExchange(
+                expected: current, desired: limit, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
     }
 }

@@ -68,6 +68,7 @@ extension Scheduler {
         case .merged(let job, let result):
             let end: JobEnd = job.core.withLock(anchoredTo: job) { core in
                 core.merging = false
+                core.adoptMergedFactors(result)
                 return finish(job, &core, outcome: JobOutcome(result), &s, &effects)
             }
             propagate(job, end, &s, &effects)
@@ -137,7 +138,7 @@ extension Scheduler {
                                               limits: limits)
                 if keep { core.pieces.update(index) { $0.kernel = kernel } }
             }
-            pieces.append(Checkpoint.Piece(from: piece.from, bound: piece.bound, kernelText: try kernel.checkpoint()))
+            pieces.append(try Checkpoint.Piece(kernel))
         }
         return Checkpoint(kind: job.kind, pieces: pieces)
     }

@@ -218,6 +218,8 @@ final class Scheduler: Sendable {
                                 units: 0)
             }
         }
+        // A split job's pieces: what the others found lowers this one's limit (docs/engine.md, "One big job").
+        assignment.range?.shared?.apply(to: kernel)
         let start = ContinuousClock.now
         let step: KernelStep
         do {
@@ -244,6 +246,7 @@ final class Scheduler: Sendable {
         }
         if progress.factorsFound > assignment.factorsKnown {
             factors = try? kernel.factors(count: progress.factorsFound)
+            if let factors { assignment.range?.shared?.record(factors) }
         }
         if step == .done {
             return .finished(job, piece: assignment.piece, progress, factors: factors, outcome: nil)

@@ -1,6 +1,6 @@
 // The file `primekit` writes when it is interrupted, and reads back for `primekit resume`.
 //
-//   primekit-cli-checkpoint 1
+//   primekit-cli-checkpoint 2
 //   command factor                 (or is-prime)
 //   json 0                         output options, so a resumed run prints the same format
 //   exponents 0
@@ -13,9 +13,12 @@
 //   <bytes>
 //   number 12                      a number not started yet (or to recompute), in exactly 12 bytes
 //   <bytes>
+//   checksum 0123456789abcdef      FNV-1a 64 of every byte before this line (PrimeKit's TextChecksum)
 //
 // Every payload is followed by a newline. The file is written to a temporary name in the same directory, flushed
-// to disk and renamed, so a reader sees the old file or the whole new one.
+// to disk and renamed, so a reader sees the old file or the whole new one. A file is used only whole: a checksum
+// that does not match, a line out of place, or an engine checkpoint the engine refuses rejects all of it before
+// any number is answered. Version 1 (no checksum line) is refused.
 
 import Foundation
 import PrimeKit
@@ -29,7 +32,7 @@ enum WorkItem: Sendable {
 
 /// The contents of a checkpoint file.
 struct CheckpointFile: Sendable {
-    static let header = "primekit-cli-checkpoint 1"
+    static let header = "primekit-cli-checkpoint 2"
 
     var settings: RunSettings
     var failed: Bool
@@ -57,6 +60,7 @@ struct CheckpointFile: Sendable {
             bytes += Array(payload.utf8)
             bytes.append(UInt8(ascii: "\n"))
         }
+        bytes += Array(TextChecksum.line(for: bytes).utf8)
         return bytes
     }
 
@@ -64,13 +68,16 @@ struct CheckpointFile: Sendable {
     /// - Throws: ``CLIError`` saying what is wrong with it.
     init(bytes: [UInt8], path: String) throws(CLIError) {
         var position = 0
+        var end = bytes.count
         func bad(_ why: String) -> CLIError {
-            CLIError("\(path) is not a usable primekit checkpoint: \(why)")
+            CLIError("\(path) is not a usable primekit checkpoint: \(why)", status: ExitStatus.usage)
         }
         func line() throws(CLIError) -> String {
-            guard let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else { throw bad("it is truncated") }
-            defer { position = end + 1 }
-            return String(decoding: bytes[position..<end], as: UTF8.self)
+            guard let newline = bytes[position..<end].firstIndex(of: UInt8(ascii: "\n")) else {
+                throw bad("it is truncated")
+            }
+            defer { position = newline + 1 }
+            return String(decoding: bytes[position..<newline], as: UTF8.self)
         }
         func field(_ name: String) throws(CLIError) -> String {
             let text = try line()
@@ -94,7 +101,16 @@ struct CheckpointFile: Sendable {
         guard first.hasPrefix("primekit-cli-checkpoint ") else {
             throw bad("it does not start with \"primekit-cli-checkpoint\"")
         }
-        guard first == Self.header else { throw bad("format version \(first.dropFirst(24)) is not supported") }
+        guard first == Self.header else {
+            let version = first.dropFirst(24)
+            throw bad(version == "1" ? "format version 1 has no checksum, so it cannot be validated"
+                                     : "format version \(version) is not supported")
+        }
+        do {
+            end = try TextChecksum.verify(bytes)
+        } catch {
+            throw bad(error.reason)
+        }
         guard let command = RunSettings.Command(rawValue: try field("command")) else { throw bad("unknown command") }
         var settings = RunSettings(command: command)
         settings.json = try flag("json")
@@ -103,11 +119,13 @@ struct CheckpointFile: Sendable {
         settings.from = try range("from")
         settings.bound = try range("bound")
         failed = try flag("failed")
-        guard let count = Int(try field("items")), count >= 0 else { throw bad("bad \"items\" line") }
+        let countText = try field("items")
+        guard let count = Int(countText), count >= 0, String(count) == countText else { throw bad("bad \"items\" line") }
         var items: [WorkItem] = []
         for _ in 0..<count {
             let parts = try line().split(separator: " ")
-            guard parts.count == 2, let length = Int(parts[1]), length >= 0, length < bytes.count - position,
+            guard parts.count == 2, let length = Int(parts[1]), length >= 0, String(length) == parts[1],
+                  length < end - position,
                   bytes[position + length] == UInt8(ascii: "\n")
             else { throw bad("an item is truncated or malformed") }
             let payload = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
@@ -119,13 +137,13 @@ struct CheckpointFile: Sendable {
                 do {
                     items.append(.job(try Checkpoint(text: payload)))
                 } catch {
-                    throw bad(error.message)
+                    throw bad("item \(items.count + 1): \(error.message)")
                 }
             default:
                 throw bad("unknown item \"\(parts[0])\"")
             }
         }
-        guard position == bytes.count else { throw bad("it has trailing data") }
+        guard position == end else { throw bad("it has data after its last item") }
         self.settings = settings
         self.items = items
     }
@@ -140,7 +158,7 @@ struct CheckpointFile: Sendable {
     static func read(path: String) throws(CLIError) -> CheckpointFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
-            throw CLIError("checkpoint \(path) \(reason)")
+            throw CLIError("checkpoint \(path) \(reason)", status: ExitStatus.usage)
         }
         return try CheckpointFile(bytes: [UInt8](data), path: path)
     }

@@ -24,8 +24,8 @@ struct Primekit: AsyncParsableCommand {
 
             Exit status:
               0    success
-              1    an error: an invalid candidate (the others are still answered), a failed job, a bad checkpoint
-              2    usage error: unknown option, missing or malformed argument
+              1    an error: an invalid candidate (the others are still answered), a failed job
+              2    usage error: unknown option, missing or malformed argument; a checkpoint file that is refused
               3    is-prime --exit-status: not prime
               4    is-prime --exit-status: unknown (the remainder was too long for a primality test)
               130  interrupted by Ctrl-C or SIGTERM (a checkpoint was written when work was left)

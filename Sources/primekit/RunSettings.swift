@@ -15,9 +15,10 @@ struct CLIError: Error, Sendable {
 /// The documented exit statuses.
 enum ExitStatus {
     static let ok: Int32 = 0
-    /// Something failed: an invalid candidate, a job that failed, an unreadable checkpoint.
+    /// Something failed: an invalid candidate, a job that failed.
     static let error: Int32 = 1
-    /// The command line is wrong (unknown option, missing argument, bad option value).
+    /// The command line is wrong (unknown option, missing argument, bad option value), or the checkpoint file it
+    /// names is refused (missing, unreadable, changed, damaged, of another version).
     static let usage: Int32 = 2
     /// `is-prime --exit-status`: the candidate is not prime.
     static let notPrime: Int32 = 3
@@ -64,8 +65,7 @@ struct RunOptions: ParsableArguments {
     var checkpoint: String? { checkpointText.map(NegativeNumbers.plain) }
 
     @Flag(help: """
-        Split each number's divisor range over all cores. Faster for numbers without small factors; slower when \
-        a factor found early would have shrunk the range.
+        Accepted and ignored: a number whose divisor range is long enough is split over all cores anyway.
         """)
     var parallel = false
 

@@ -152,9 +152,8 @@ final class Runner {
 
     private func submit(_ request: JobRequest, origin: WorkItem, candidate: String) {
         do {
-            // Unsplit by default: split pieces each scan their whole range, so a factor found early (which shrinks
-            // the bound to the square root of what is left) would not shorten the work of the pieces above it.
-            let job = try queue.submit(request.progressInterval(.milliseconds(100)).splitting(options.parallel))
+            // The engine splits a long divisor range over every core; its pieces share the factors they find.
+            let job = try queue.submit(request.progressInterval(.milliseconds(100)))
             // The engine takes snapshots only for listeners; the bar reads the latest one (job.progress).
             if bar != nil { job.onProgress { _ in } }
             windowDigits += job.candidate.utf8.count

@@ -161,6 +161,30 @@ let longJob = #"{"kind":"factor","candidate":"\#(longPrime)","bound":"1000000000
         #expect(await direct.end() == 0)
     }
 
+    @Test func aSplitCheckpointWithItsFirstPieceDeletedIsRefusedWith1003() async throws {
+        // 71 · 839 · 1471 · 6857 · (10^30 + 57), split in 8 pieces on 2 workers.
+        let job = #"{"kind":"factor","candidate":"600851475143000000000000000034248534083151","bound":"200000000"}"#
+        var settings = EngineSettings()
+        settings.maxConcurrentJobs = 2
+        let session = await Session.start(settings: settings)
+        _ = try await session.result("queue/suspend")
+        let id = try await session.result("job/submit", job)["jobId"]!.text!
+        let paused = try await session.result("job/pause", #"{"jobId":"\#(id)"}"#)
+        let checkpoint = try #require(paused["checkpoint"]?.text)
+        #expect(checkpoint.contains("\npieces 8\n"))
+        // Delete the first piece (its `piece` line and kernel text) and say `pieces 7`.
+        let first = try #require(checkpoint.range(of: "\npiece "))
+        let second = try #require(checkpoint.range(of: "\npiece ", range: first.upperBound..<checkpoint.endIndex))
+        let edited = (checkpoint[..<first.lowerBound] + checkpoint[second.lowerBound...])
+            .replacingOccurrences(of: "\npieces 8\n", with: "\npieces 7\n")
+        var params = JSONWriter()
+        params.object { $0.member("checkpoint", string: edited) }
+        let response = try await session.request("job/submit", String(decoding: params.bytes, as: UTF8.self))
+        #expect(response["error"]?["code"] == .number("1003"))
+        #expect(response["error"]?["message"]?.text?.contains("checksum") == true)
+        #expect(await session.end() == 0)
+    }
+
     @Test func cancelReturnsTheCheckpointAndTheJobFinishesCancelled() async throws {
         let session = await Session.start()
         let id = try await session.result("job/submit", longJob)["jobId"]!.text!

@@ -41,7 +41,7 @@ struct InterruptTests {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("run.checkpoint").path
-        // --parallel: the checkpoint holds every piece of a split job.
+        // --parallel (accepted, and what happens anyway): the checkpoint holds every piece of a split job.
         let arguments = ["factor", "--json", "--parallel", "--bound", longBound, longPrime, "77"]
         let stopped = try interrupt(arguments, with: SIGTERM, checkpoint: checkpoint)
         #expect(stopped.stdout.isEmpty)
@@ -113,11 +113,11 @@ struct InterruptTests {
         let path = directory.appendingPathComponent("bad.checkpoint").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data("primekit-cli-checkpoint 1\ncommand factor\n".utf8)))
         let run = try Tool.run(["resume", path])
-        #expect(run.status == 1)
+        #expect(run.status == 2)
         #expect(run.stderrLines.count == 1)
         #expect(run.stderr.hasPrefix("primekit: \(path) is not a usable primekit checkpoint"))
         let missing = try Tool.run(["resume", path + ".missing"])
-        #expect(missing.status == 1)
+        #expect(missing.status == 2)
     }
 }
 

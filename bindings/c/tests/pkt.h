@@ -190,6 +190,8 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(range_starting_above_2_lists_only_fully_divided_primes) \
     X(split_ranges_merge_to_the_unsplit_answer)              \
     X(merge_rejects_unfinished_mismatched_and_gapped_pieces) \
+    X(limited_pieces_merge_to_the_unsplit_answer)            \
+    X(limit_only_lowers_and_cofactor_root_checks_its_input) \
     X(checkpoint_restore_round_trip_after_thread_interrupts) \
     X(checkpoint_restore_round_trip_after_signal_interrupts) \
     X(checkpoint_restore_round_trip_with_small_random_budgets) \
