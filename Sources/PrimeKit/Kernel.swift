@@ -80,12 +80,19 @@ final class KernelJob: @unchecked Sendable {
     }
 
     /// Creates a job for a canonical decimal candidate and an optional divisor range.
-    static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits) throws(PrimeKitError)
-        -> KernelJob
+    /// `complete` asks for `PK_MODE_COMPLETE` (a given range still means trial division), with `ecmDigits` as
+    /// its effort limit (0: none).
+    static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits,
+                       complete: Bool = false, ecmDigits: Int = 0) throws(PrimeKitError) -> KernelJob
     {
         var options = baseOptions
         options.max_digits = limits.maxDigits
         options.bpsw_digits = limits.bpswDigits
+        if complete {
+            options.mode = Int32(PK_MODE_COMPLETE.rawValue)
+            guard ecmDigits >= 0, ecmDigits <= Int(UInt32.max) else { throw PrimeKitError(kernelStatus: statusCode(PK_E_OPTIONS)) }
+            options.ecm_digits = UInt32(ecmDigits)
+        }
         var out: OpaquePointer?
         let status = withOptionalCString(from) { fromPointer in
             withOptionalCString(bound) { boundPointer in
@@ -415,5 +422,74 @@ extension PrimeKitError {
         let name = String(cString: pk_status_name(status))
         let message = String(cString: pk_status_message(status))
         self.init(code: code, message: "\(message) (\(name))")
+    }
+}
+
+/// The kernel's batch calls for many numbers below 2^128 (`pk_factor_u64_array`, `pk_factor_u128_array`): complete
+/// factorizations with no job and no allocation per number.
+enum KernelBatch {
+    /// Factors every number of `numbers` (each 2 <= n < 2^128) and hands each answer to `visit` in order, as
+    /// (index, primes, exponents, probable flags), the buffers valid only during the call.
+    static func factor(_ numbers: [UInt128],
+                       _ visit: (Int, UnsafeBufferPointer<UInt128>, UnsafeBufferPointer<UInt8>,
+                                 UnsafeBufferPointer<Bool>) -> Void) throws(PrimeKitError)
+    {
+        guard !numbers.isEmpty else { return }
+        var primes = [UInt128](repeating: 0, count: Int(PK_U128_MAX_FACTORS))
+        var exponents = [UInt8](repeating: 0, count: Int(PK_U128_MAX_FACTORS))
+        var probable = [Bool](repeating: false, count: Int(PK_U128_MAX_FACTORS))
+        let status: Int32
+        if numbers.allSatisfy({ $0 <= UInt128(UInt64.max) }) {
+            let words = numbers.map { UInt64(truncatingIfNeeded: $0) }
+            var answers = [pk_u64_answer](repeating: pk_u64_answer(), count: words.count)
+            status = pk_factor_u64_array(words, words.count, &answers, MemoryLayout<pk_u64_answer>.size)
+            guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+            for index in answers.indices {
+                let count = Int(answers[index].factor_count)
+                withUnsafeBytes(of: answers[index].primes) { raw in
+                    for slot in 0..<count { primes[slot] = UInt128(raw.load(fromByteOffset: slot * 8, as: UInt64.self)) }
+                }
+                withUnsafeBytes(of: answers[index].exponents) { raw in
+                    for slot in 0..<count { exponents[slot] = raw[slot]; probable[slot] = false }
+                }
+                primes.withUnsafeBufferPointer { p in
+                    exponents.withUnsafeBufferPointer { e in
+                        probable.withUnsafeBufferPointer { q in
+                            visit(index, UnsafeBufferPointer(rebasing: p[..<count]), UnsafeBufferPointer(rebasing: e[..<count]),
+                                  UnsafeBufferPointer(rebasing: q[..<count]))
+                        }
+                    }
+                }
+            }
+            return
+        }
+        let wide = numbers.map { pk_uint128(lo: UInt64(truncatingIfNeeded: $0), hi: UInt64(truncatingIfNeeded: $0 >> 64)) }
+        var answers = [pk_u128_answer](repeating: pk_u128_answer(), count: wide.count)
+        status = pk_factor_u128_array(wide, wide.count, &answers, MemoryLayout<pk_u128_answer>.size)
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        for index in answers.indices {
+            let count = Int(answers[index].factor_count)
+            withUnsafeBytes(of: answers[index].primes) { raw in
+                for slot in 0..<count {
+                    let lo = raw.load(fromByteOffset: slot * 16, as: UInt64.self)
+                    let hi = raw.load(fromByteOffset: slot * 16 + 8, as: UInt64.self)
+                    primes[slot] = UInt128(hi) << 64 | UInt128(lo)
+                }
+            }
+            withUnsafeBytes(of: answers[index].exponents) { raw in
+                for slot in 0..<count { exponents[slot] = raw[slot] }
+            }
+            withUnsafeBytes(of: answers[index].certainty) { raw in
+                for slot in 0..<count { probable[slot] = raw[slot] == UInt8(PK_CERTAINTY_PROBABLE.rawValue) }
+            }
+            primes.withUnsafeBufferPointer { p in
+                exponents.withUnsafeBufferPointer { e in
+                    probable.withUnsafeBufferPointer { q in
+                        visit(index, UnsafeBufferPointer(rebasing: p[..<count]), UnsafeBufferPointer(rebasing: e[..<count]),
+                              UnsafeBufferPointer(rebasing: q[..<count]))
+                    }
+                }
+            }
+        }
     }
 }
