@@ -435,61 +435,67 @@ enum KernelBatch {
                                  UnsafeBufferPointer<Bool>) -> Void) throws(PrimeKitError)
     {
         guard !numbers.isEmpty else { return }
-        var primes = [UInt128](repeating: 0, count: Int(PK_U128_MAX_FACTORS))
-        var exponents = [UInt8](repeating: 0, count: Int(PK_U128_MAX_FACTORS))
-        var probable = [Bool](repeating: false, count: Int(PK_U128_MAX_FACTORS))
-        let status: Int32
-        if numbers.allSatisfy({ $0 <= UInt128(UInt64.max) }) {
+        let capacity = Int(PK_U128_MAX_FACTORS)
+        let primes = UnsafeMutableBufferPointer<UInt128>.allocate(capacity: capacity)
+        let exponents = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        let probable = UnsafeMutableBufferPointer<Bool>.allocate(capacity: capacity)
+        probable.initialize(repeating: false)
+        defer {
+            primes.deallocate()
+            exponents.deallocate()
+            probable.deallocate()
+        }
+        func hand(_ index: Int, _ count: Int) {
+            visit(index, UnsafeBufferPointer(rebasing: primes[..<count]), UnsafeBufferPointer(rebasing: exponents[..<count]),
+                  UnsafeBufferPointer(rebasing: probable[..<count]))
+        }
+        if numbers.allSatisfy({ $0 >> 64 == 0 }) {
             let words = numbers.map { UInt64(truncatingIfNeeded: $0) }
-            var answers = [pk_u64_answer](repeating: pk_u64_answer(), count: words.count)
-            status = pk_factor_u64_array(words, words.count, &answers, MemoryLayout<pk_u64_answer>.size)
+            let answers = UnsafeMutableBufferPointer<pk_u64_answer>.allocate(capacity: words.count)
+            defer { answers.deallocate() }
+            let status = pk_factor_u64_array(words, words.count, answers.baseAddress, MemoryLayout<pk_u64_answer>.size)
             guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
-            for index in answers.indices {
-                let count = Int(answers[index].factor_count)
-                withUnsafeBytes(of: answers[index].primes) { raw in
-                    for slot in 0..<count { primes[slot] = UInt128(raw.load(fromByteOffset: slot * 8, as: UInt64.self)) }
-                }
-                withUnsafeBytes(of: answers[index].exponents) { raw in
-                    for slot in 0..<count { exponents[slot] = raw[slot]; probable[slot] = false }
-                }
-                primes.withUnsafeBufferPointer { p in
-                    exponents.withUnsafeBufferPointer { e in
-                        probable.withUnsafeBufferPointer { q in
-                            visit(index, UnsafeBufferPointer(rebasing: p[..<count]), UnsafeBufferPointer(rebasing: e[..<count]),
-                                  UnsafeBufferPointer(rebasing: q[..<count]))
-                        }
+            for index in 0..<words.count {
+                let answer = answers.baseAddress! + index
+                let count = Int(answer.pointee.factor_count)
+                withUnsafePointer(to: &answer.pointee.primes) { raw in
+                    raw.withMemoryRebound(to: UInt64.self, capacity: capacity) { list in
+                        for slot in 0..<count { primes[slot] = UInt128(list[slot]) }
                     }
                 }
+                withUnsafePointer(to: &answer.pointee.exponents) { raw in
+                    raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                        for slot in 0..<count { exponents[slot] = list[slot] }
+                    }
+                }
+                hand(index, count)
             }
             return
         }
         let wide = numbers.map { pk_uint128(lo: UInt64(truncatingIfNeeded: $0), hi: UInt64(truncatingIfNeeded: $0 >> 64)) }
-        var answers = [pk_u128_answer](repeating: pk_u128_answer(), count: wide.count)
-        status = pk_factor_u128_array(wide, wide.count, &answers, MemoryLayout<pk_u128_answer>.size)
+        let answers = UnsafeMutableBufferPointer<pk_u128_answer>.allocate(capacity: wide.count)
+        defer { answers.deallocate() }
+        let status = pk_factor_u128_array(wide, wide.count, answers.baseAddress, MemoryLayout<pk_u128_answer>.size)
         guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
-        for index in answers.indices {
-            let count = Int(answers[index].factor_count)
-            withUnsafeBytes(of: answers[index].primes) { raw in
-                for slot in 0..<count {
-                    let lo = raw.load(fromByteOffset: slot * 16, as: UInt64.self)
-                    let hi = raw.load(fromByteOffset: slot * 16 + 8, as: UInt64.self)
-                    primes[slot] = UInt128(hi) << 64 | UInt128(lo)
+        for index in 0..<wide.count {
+            let answer = answers.baseAddress! + index
+            let count = Int(answer.pointee.factor_count)
+            withUnsafePointer(to: &answer.pointee.primes) { raw in
+                raw.withMemoryRebound(to: pk_uint128.self, capacity: count) { list in
+                    for slot in 0..<count { primes[slot] = UInt128(list[slot].hi) << 64 | UInt128(list[slot].lo) }
                 }
             }
-            withUnsafeBytes(of: answers[index].exponents) { raw in
-                for slot in 0..<count { exponents[slot] = raw[slot] }
-            }
-            withUnsafeBytes(of: answers[index].certainty) { raw in
-                for slot in 0..<count { probable[slot] = raw[slot] == UInt8(PK_CERTAINTY_PROBABLE.rawValue) }
-            }
-            primes.withUnsafeBufferPointer { p in
-                exponents.withUnsafeBufferPointer { e in
-                    probable.withUnsafeBufferPointer { q in
-                        visit(index, UnsafeBufferPointer(rebasing: p[..<count]), UnsafeBufferPointer(rebasing: e[..<count]),
-                              UnsafeBufferPointer(rebasing: q[..<count]))
-                    }
+            withUnsafePointer(to: &answer.pointee.exponents) { raw in
+                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                    for slot in 0..<count { exponents[slot] = list[slot] }
                 }
             }
+            withUnsafePointer(to: &answer.pointee.certainty) { raw in
+                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                    for slot in 0..<count { probable[slot] = list[slot] == UInt8(PK_CERTAINTY_PROBABLE.rawValue) }
+                }
+            }
+            hand(index, count)
         }
     }
 }

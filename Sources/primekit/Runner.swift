@@ -73,7 +73,7 @@ final class Runner {
             pending = items
             sink.yield(.inputEnded(nil))
         } else {
-            let stdin = StandardInput()
+            let stdin = StandardInput(batching: pool != nil)
             self.stdin = stdin
             stdin.start(deliver: { [sink] tokens in sink.yield(.input(tokens)) },
                         finish: { [sink] error in sink.yield(.inputEnded(error)) })
@@ -88,6 +88,11 @@ final class Runner {
             switch event {
             case .input(let tokens):
                 for token in tokens {
+                    if let chunk = token.chunk {
+                        readChunks[pending.count] = chunk
+                        pending.append(.number(""))
+                        continue
+                    }
                     if let fullLength = token.fullLength { truncatedLengths[pending.count] = fullLength }
                     pending.append(.number(token.text))
                 }
@@ -121,6 +126,9 @@ final class Runner {
         return ExitStatus.ok
     }
 
+    /// Chunks the standard-input reader gathered, by index in `pending` (which holds a placeholder there).
+    private var readChunks: [Int: BatchChunk] = [:]
+
     /// Full lengths of stdin tokens that were cut short (too long to be candidates), by index in `pending`.
     private var truncatedLengths: [Int: Int] = [:]
 
@@ -132,6 +140,13 @@ final class Runner {
             let index = pendingStart
             let item = pending[index]
             pendingStart += 1
+            if !readChunks.isEmpty, let chunk = readChunks.removeValue(forKey: index) {
+                stdin?.used(StandardInput.chunkPermits)
+                dispatchChunk()
+                window.append(.chunk(chunk))
+                pool?.submit(chunk) { [sink] in sink.yield(.jobEnded) }
+                continue
+            }
             stdin?.used(1)
             switch item {
             case .number(let text):
@@ -312,7 +327,13 @@ final class Runner {
                 }
             }
         }
-        items += pending[pendingStart...]
+        for index in pendingStart..<pending.count {
+            if let chunk = readChunks[index] {
+                items += chunk.texts.map(WorkItem.number)
+            } else {
+                items.append(pending[index])
+            }
+        }
         output.flush()
         guard !items.isEmpty else {
             reportError("interrupted")
