@@ -6,7 +6,7 @@ import PrimeKit
 struct Primekit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "primekit",
-        abstract: "Factor numbers of any size by trial division, and say whether they are prime.",
+        abstract: "Factor numbers of any size completely (or by trial division over a range), and say whether they are prime.",
         discussion: """
             Long work shows a progress bar on standard error when it is a terminal. Ctrl-C (or SIGTERM) stops at \
             the next slice of work and writes a checkpoint file; `primekit resume FILE` continues it, here or on \
@@ -85,9 +85,14 @@ struct Factor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the prime factors of each number, like coreutils factor.",
         discussion: """
-            Each answer is a line `N: p p p` (a prime dividing N twice is printed twice). When trial division \
-            stops before the number is fully factored (a --bound, or the default bound of 2^32 for huge numbers), \
-            the line ends with the part left over and what is known about it:
+            Each answer is a line `N: p p p` (a prime dividing N twice is printed twice), factored completely, \
+            as coreutils factor prints it. A prime above 2^64 passes BPSW but is not proven; it is named again at \
+            the end: `N: p q [q: probable prime]`. With --ecm-digits, a part of a number of 2^128 or more left \
+            unsplit at that ECM level ends the line as `[cofactor C: composite, no factor found by ECM to about D \
+            digits (--ecm-digits)]`.
+
+            With --bound or --from, factor is trial division over that range only; when it stops before the \
+            number is fully factored, the line ends with the part left over and what is known about it:
               N: 3 [cofactor C: probable prime]
               N: 3 [cofactor C: composite, its factors are outside the divisor range tried]
               N: 3 [cofactor C: not classified, too long for a primality test]

@@ -126,7 +126,7 @@ struct CheckpointFileTests {
     @Test func aFileWithoutAChecksumIsRefused() throws {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = try interruptedFile(["factor", "--bound", "100000000", "18446744073709551557"], in: directory)
+        let file = try interruptedFile(["factor", "--bound", "4000000000", "18446744073709551557"], in: directory)
         var lines = String(decoding: file, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         lines[0] = "primekit-cli-checkpoint 1"
         lines.removeLast(2)
