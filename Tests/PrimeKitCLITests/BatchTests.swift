@@ -292,4 +292,32 @@ struct BatchTests {
         #expect(text.contains("items 3\njob "))
         #expect(text.contains("\nnumber 2\n35\nnumber 2\n36\n"))
     }
+
+    @Test func sigtermDuringTheBatchPathCheckpointsTheNumbersNotAnswered() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("stdin.checkpoint").path
+        var random = SplitMix64(state: 17)
+        // Balanced 64-bit semiprimes: seconds of work in all, printed a chunk (128 numbers) at a time.
+        let numbers = (0..<2_000).map { _ in
+            String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
+        }
+        // As arguments, so every number is known to the run when the signal comes (standard input may not be
+        // read to its end yet, and numbers not read are not in a checkpoint).
+        let launched = try Launched(["factor", "--checkpoint", checkpoint] + numbers)
+        #expect(launched.waitForStdout(containing: "\n"))
+        launched.signal(SIGTERM)
+        let stopped = launched.finish()
+        #expect(stopped.status == 130)
+        #expect(stopped.stderr.contains("checkpoint written to \(checkpoint)"))
+        let resumed = try Tool.run(["resume", checkpoint])
+        #expect(resumed.status == 0)
+        // Nothing lost, nothing twice: every number answered once, in input order.
+        let lines = stopped.stdoutLines + resumed.stdoutLines
+        #expect(lines.count == numbers.count)
+        #expect(zip(lines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
+        #expect(stopped.stdoutLines.count < numbers.count)
+        #expect(resumed.stdout == (try Tool.run(["factor"] + numbers[stopped.stdoutLines.count...])).stdout)
+    }
 }
+
