@@ -29,6 +29,13 @@ enum JobPlan {
         let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
         let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
 
+        if request.complete, request.from == nil, request.bound == nil {
+            // A complete job is one kernel job (its later stages are not split); it is created here so the
+            // scheduler steps it as it is.
+            let kernel = try KernelJob.create(candidate: submitted.decimal, from: nil, bound: nil, limits: limits,
+                                              complete: true, ecmDigits: request.ecmDigits ?? 0)
+            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: kernel)), estimatedWork)
+        }
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
         if request.allowsSplitting, pieceCount > 1, let range, divisors >= configuration.splitThreshold,

@@ -30,6 +30,14 @@ public struct JobRequest: Sendable {
     public var dependencies: [Job] = []
     /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.
     public var allowsSplitting = true
+    /// Whether the job factors its candidate completely (trial division, then primality, rho and ECM until every
+    /// part is prime) instead of by trial division alone. Ignored when `from` or `bound` is given: a divisor range
+    /// always means trial division over it. Default false: trial division, the queue's behaviour so far.
+    public var complete = false
+    /// The effort limit of a complete job: stop splitting a part above 128 bits once the ECM curves expected to
+    /// find a factor of this many digits are done (15, 20, ..., 70; nil: no limit). The parts left are reported as
+    /// a composite cofactor.
+    public var ecmDigits: Int?
     /// Test hook: the job fails with this error on its first slice instead of running.
     var injectedFailure: PrimeKitError?
 
@@ -120,6 +128,14 @@ public struct JobRequest: Sendable {
     public func dependsOn(_ jobs: Job...) -> JobRequest {
         var copy = self
         copy.dependencies += jobs
+        return copy
+    }
+
+    /// This request factoring completely (see ``complete``), with an optional ECM effort limit in digits.
+    public func complete(ecmDigits: Int? = nil) -> JobRequest {
+        var copy = self
+        copy.complete = true
+        copy.ecmDigits = ecmDigits
         return copy
     }
 

@@ -80,12 +80,19 @@ final class KernelJob: @unchecked Sendable {
     }
 
     /// Creates a job for a canonical decimal candidate and an optional divisor range.
-    static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits) throws(PrimeKitError)
-        -> KernelJob
+    /// `complete` asks for `PK_MODE_COMPLETE` (a given range still means trial division), with `ecmDigits` as
+    /// its effort limit (0: none).
+    static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits,
+                       complete: Bool = false, ecmDigits: Int = 0) throws(PrimeKitError) -> KernelJob
     {
         var options = baseOptions
         options.max_digits = limits.maxDigits
         options.bpsw_digits = limits.bpswDigits
+        if complete {
+            options.mode = Int32(PK_MODE_COMPLETE.rawValue)
+            guard ecmDigits >= 0, ecmDigits <= Int(UInt32.max) else { throw PrimeKitError(kernelStatus: statusCode(PK_E_OPTIONS)) }
+            options.ecm_digits = UInt32(ecmDigits)
+        }
         var out: OpaquePointer?
         let status = withOptionalCString(from) { fromPointer in
             withOptionalCString(bound) { boundPointer in
@@ -415,5 +422,80 @@ extension PrimeKitError {
         let name = String(cString: pk_status_name(status))
         let message = String(cString: pk_status_message(status))
         self.init(code: code, message: "\(message) (\(name))")
+    }
+}
+
+/// The kernel's batch calls for many numbers below 2^128 (`pk_factor_u64_array`, `pk_factor_u128_array`): complete
+/// factorizations with no job and no allocation per number.
+enum KernelBatch {
+    /// Factors every number of `numbers` (each 2 <= n < 2^128) and hands each answer to `visit` in order, as
+    /// (index, primes, exponents, probable flags), the buffers valid only during the call.
+    static func factor(_ numbers: [UInt128],
+                       _ visit: (Int, UnsafeBufferPointer<UInt128>, UnsafeBufferPointer<UInt8>,
+                                 UnsafeBufferPointer<Bool>) -> Void) throws(PrimeKitError)
+    {
+        guard !numbers.isEmpty else { return }
+        let capacity = Int(PK_U128_MAX_FACTORS)
+        let primes = UnsafeMutableBufferPointer<UInt128>.allocate(capacity: capacity)
+        let exponents = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        let probable = UnsafeMutableBufferPointer<Bool>.allocate(capacity: capacity)
+        probable.initialize(repeating: false)
+        defer {
+            primes.deallocate()
+            exponents.deallocate()
+            probable.deallocate()
+        }
+        func hand(_ index: Int, _ count: Int) {
+            visit(index, UnsafeBufferPointer(rebasing: primes[..<count]), UnsafeBufferPointer(rebasing: exponents[..<count]),
+                  UnsafeBufferPointer(rebasing: probable[..<count]))
+        }
+        if numbers.allSatisfy({ $0 >> 64 == 0 }) {
+            let words = numbers.map { UInt64(truncatingIfNeeded: $0) }
+            let answers = UnsafeMutableBufferPointer<pk_u64_answer>.allocate(capacity: words.count)
+            defer { answers.deallocate() }
+            let status = pk_factor_u64_array(words, words.count, answers.baseAddress, MemoryLayout<pk_u64_answer>.size)
+            guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+            for index in 0..<words.count {
+                let answer = answers.baseAddress! + index
+                let count = Int(answer.pointee.factor_count)
+                withUnsafePointer(to: &answer.pointee.primes) { raw in
+                    raw.withMemoryRebound(to: UInt64.self, capacity: capacity) { list in
+                        for slot in 0..<count { primes[slot] = UInt128(list[slot]) }
+                    }
+                }
+                withUnsafePointer(to: &answer.pointee.exponents) { raw in
+                    raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                        for slot in 0..<count { exponents[slot] = list[slot] }
+                    }
+                }
+                hand(index, count)
+            }
+            return
+        }
+        let wide = numbers.map { pk_uint128(lo: UInt64(truncatingIfNeeded: $0), hi: UInt64(truncatingIfNeeded: $0 >> 64)) }
+        let answers = UnsafeMutableBufferPointer<pk_u128_answer>.allocate(capacity: wide.count)
+        defer { answers.deallocate() }
+        let status = pk_factor_u128_array(wide, wide.count, answers.baseAddress, MemoryLayout<pk_u128_answer>.size)
+        guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+        for index in 0..<wide.count {
+            let answer = answers.baseAddress! + index
+            let count = Int(answer.pointee.factor_count)
+            withUnsafePointer(to: &answer.pointee.primes) { raw in
+                raw.withMemoryRebound(to: pk_uint128.self, capacity: count) { list in
+                    for slot in 0..<count { primes[slot] = UInt128(list[slot].hi) << 64 | UInt128(list[slot].lo) }
+                }
+            }
+            withUnsafePointer(to: &answer.pointee.exponents) { raw in
+                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                    for slot in 0..<count { exponents[slot] = list[slot] }
+                }
+            }
+            withUnsafePointer(to: &answer.pointee.certainty) { raw in
+                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
+                    for slot in 0..<count { probable[slot] = list[slot] == UInt8(PK_CERTAINTY_PROBABLE.rawValue) }
+                }
+            }
+            hand(index, count)
+        }
     }
 }

@@ -7,6 +7,7 @@
 //   exit-status 0
 //   from -                         the divisor range options ("-": the default) for numbers not yet started
 //   bound -
+//   ecm-digits 30                  only when factor --ecm-digits was given
 //   failed 0                       1 when an earlier number of the run failed (the exit status says so)
 //   items 2
 //   job 1234                       an engine checkpoint of a started number, in exactly 1234 bytes
@@ -47,6 +48,7 @@ struct CheckpointFile: Sendable {
         text += "exit-status \(settings.exitStatus ? 1 : 0)\n"
         text += "from \(settings.from ?? "-")\n"
         text += "bound \(settings.bound ?? "-")\n"
+        if let ecmDigits = settings.ecmDigits { text += "ecm-digits \(ecmDigits)\n" }
         text += "failed \(failed ? 1 : 0)\n"
         text += "items \(items.count)\n"
         var bytes = Array(text.utf8)
@@ -118,6 +120,13 @@ struct CheckpointFile: Sendable {
         settings.exitStatus = try flag("exit-status")
         settings.from = try range("from")
         settings.bound = try range("bound")
+        if bytes[position..<end].starts(with: Array("ecm-digits ".utf8)) {
+            let text = try field("ecm-digits")
+            guard let digits = Int(text), String(digits) == text, (1...70).contains(digits) else {
+                throw bad("bad \"ecm-digits\" line")
+            }
+            settings.ecmDigits = digits
+        }
         failed = try flag("failed")
         let countText = try field("items")
         guard let count = Int(countText), count >= 0, String(count) == countText else { throw bad("bad \"items\" line") }

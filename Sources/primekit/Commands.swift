@@ -6,7 +6,7 @@ import PrimeKit
 struct Primekit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "primekit",
-        abstract: "Factor numbers of any size by trial division, and say whether they are prime.",
+        abstract: "Factor numbers of any size completely (or by trial division over a range), and say whether they are prime.",
         discussion: """
             Long work shows a progress bar on standard error when it is a terminal. Ctrl-C (or SIGTERM) stops at \
             the next slice of work and writes a checkpoint file; `primekit resume FILE` continues it, here or on \
@@ -38,7 +38,14 @@ struct Primekit: AsyncParsableCommand {
 
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        // The argument parser takes time growing with the square of the argument count; `factor`'s trailing
+        // numbers are taken off before it runs and handed to the command directly.
+        if arguments.first == "factor" {
+            let (parsed, trailing) = Factor.splitTrailingNumbers(arguments)
+            arguments = parsed
+            Factor.trailingNumbers = trailing
+        }
         let status: Int32
         do {
             var command = try parseAsRoot(NegativeNumbers.protect(arguments))
@@ -78,9 +85,14 @@ struct Factor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the prime factors of each number, like coreutils factor.",
         discussion: """
-            Each answer is a line `N: p p p` (a prime dividing N twice is printed twice). When trial division \
-            stops before the number is fully factored (a --bound, or the default bound of 2^32 for huge numbers), \
-            the line ends with the part left over and what is known about it:
+            Each answer is a line `N: p p p` (a prime dividing N twice is printed twice), factored completely, \
+            as coreutils factor prints it. A prime above 2^64 passes BPSW but is not proven; it is named again at \
+            the end: `N: p q [q: probable prime]`. With --ecm-digits, a part of a number of 2^128 or more left \
+            unsplit at that ECM level ends the line as `[cofactor C: composite, no factor found by ECM to about D \
+            digits (--ecm-digits)]`.
+
+            With --bound or --from, factor is trial division over that range only; when it stops before the \
+            number is fully factored, the line ends with the part left over and what is known about it:
               N: 3 [cofactor C: probable prime]
               N: 3 [cofactor C: composite, its factors are outside the divisor range tried]
               N: 3 [cofactor C: not classified, too long for a primality test]
@@ -106,6 +118,11 @@ struct Factor: AsyncParsableCommand {
     @OptionGroup var range: RangeOptions
     @OptionGroup var run: RunOptions
 
+    @Option(name: .customLong("ecm-digits"), help: ArgumentHelp(
+        "Effort limit for numbers of 2^128 and more: stop splitting a part once the ECM curves expected to find a factor of D digits are done (15 to 70; default: no limit).",
+        valueName: "D"))
+    var ecmDigits: Int?
+
     @Option(name: .long, help: ArgumentHelp("Continue the run saved in a checkpoint file (same as primekit resume FILE).",
                                             valueName: "file"))
     var resume: String?
@@ -114,9 +131,34 @@ struct Factor: AsyncParsableCommand {
                                                              valueName: "N"))
     var numbers: [String] = []
 
+    /// Numbers at the end of the command line, taken off before parsing (see ``splitTrailingNumbers(_:)``).
+    nonisolated(unsafe) static var trailingNumbers: [String] = []
+
+    /// Splits `factor`'s arguments into those the parser must see and the run of plain decimal numbers that ends
+    /// them (every number of that run is a number to factor: the value of an option such as `--bound 100` right
+    /// before the run stays with the parser).
+    static func splitTrailingNumbers(_ arguments: [String]) -> ([String], [String]) {
+        var start = arguments.count
+        while start > 1, let first = arguments[start - 1].utf8.first, first >= 0x30, first <= 0x39,
+              arguments[start - 1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            start -= 1
+        }
+        let takesValue: Set<String> = ["--bound", "--from", "--checkpoint", "--resume", "--ecm-digits"]
+        if start > 1, start < arguments.count, takesValue.contains(arguments[start - 1]) { start += 1 }
+        return (Array(arguments[..<start]), Array(arguments[start...]))
+    }
+
     func validate() throws {
         try NegativeNumbers.rejectOptions(in: numbers)
-        if resume != nil, !numbers.isEmpty { throw ValidationError("--resume takes no numbers") }
+        if resume != nil, !numbers.isEmpty || !Self.trailingNumbers.isEmpty {
+            throw ValidationError("--resume takes no numbers")
+        }
+        if let ecmDigits {
+            guard (1...70).contains(ecmDigits) else { throw ValidationError("--ecm-digits must be 1 to 70") }
+            if range.from != nil || range.bound != nil {
+                throw ValidationError("--ecm-digits applies to complete factorization, not to --from/--bound")
+            }
+        }
     }
 
     func run() async throws {
@@ -126,7 +168,9 @@ struct Factor: AsyncParsableCommand {
         settings.exponents = exponents
         settings.from = range.from
         settings.bound = range.bound
-        let items = numbers.isEmpty ? nil : NegativeNumbers.values(numbers).map(WorkItem.number)
+        settings.ecmDigits = ecmDigits
+        let all = NegativeNumbers.values(numbers) + Self.trailingNumbers
+        let items = numbers.isEmpty && Self.trailingNumbers.isEmpty ? nil : all.map(WorkItem.number)
         try finish(await Runner(settings: settings, options: run, items: items).run())
     }
 }

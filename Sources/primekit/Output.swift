@@ -76,7 +76,11 @@ enum AnswerFormat {
     }
 
     /// `N: p p p`, or with exponents `N: p^e q`, then the cofactor when trial division did not finish.
-    static func text(_ result: FactorResult, exponents: Bool) -> String {
+    /// - Parameters:
+    ///   - complete: The answer is a complete factorization's (no divisor range given): its probable primes are
+    ///     named at the end (`[p: probable prime]`), and a composite cofactor is a part an effort limit left.
+    ///   - ecmDigits: The effort limit the run gave, if any.
+    static func text(_ result: FactorResult, exponents: Bool, complete: Bool = false, ecmDigits: Int? = nil) -> String {
         var line = result.candidate + ":"
         for factor in result.factors {
             if exponents {
@@ -86,9 +90,19 @@ enum AnswerFormat {
                 for _ in 0..<factor.exponent { line += " " + factor.prime }
             }
         }
+        if complete, result.certainty == .probable {
+            // Only primes above 2^64 can be probable (below it the kernel's test has no exception).
+            for factor in result.factors where factor.prime.utf8.count > 20 || UInt64(factor.prime) == nil {
+                line += " [\(factor.prime): probable prime]"
+            }
+        }
         switch result.cofactorStatus {
         case .one:
             break
+        case .composite where complete:
+            let tried = ecmDigits.map { "no factor found by ECM to about \($0) digits (--ecm-digits)" }
+                ?? "not split"
+            line += " [cofactor \(result.cofactor): composite, \(tried)]"
         case .probablePrime:
             line += " [cofactor \(result.cofactor): probable prime]"
         case .composite:

@@ -41,6 +41,8 @@ struct RunSettings: Sendable {
     var exitStatus = false
     var from: String?
     var bound: String?
+    /// `factor`'s effort limit for numbers factored completely (ECM level in digits), if any.
+    var ecmDigits: Int?
 }
 
 /// How the progress bar is shown.

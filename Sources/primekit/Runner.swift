@@ -1,6 +1,7 @@
-// One run of `factor` or `is-prime`: numbers go to the engine's JobQueue (a few at a time, so small numbers keep
-// every worker busy), answers come out in input order, and SIGINT/SIGTERM pause what is unfinished and write it
-// to a checkpoint file.
+// One run of `factor` or `is-prime`: numbers below 2^128 for `factor` (no divisor range given) go through the batch
+// path in chunks (Batch.swift); other numbers go to the engine's JobQueue (a few at a time, so small numbers keep
+// every worker busy). Answers come out in input order, and SIGINT/SIGTERM pause what is unfinished and write it
+// to a checkpoint file (a chunk not yet answered as its numbers).
 
 import Foundation
 import PrimeKit
@@ -19,6 +20,7 @@ final class Runner {
         case job(Job, origin: WorkItem)
         case invalid(InvalidCandidate)
         case rejected(candidate: String, message: String)
+        case chunk(BatchChunk)
     }
 
     private let settings: RunSettings
@@ -40,6 +42,10 @@ final class Runner {
     private let bar: ProgressBar?
     /// The job at the head of the window whose end is awaited.
     private var watched: Job?
+    /// Factors the batch path's chunks; nil when the run takes no number that way.
+    private let pool: BatchPool?
+    /// The chunk at the end of the window still taking numbers (handed to the pool at the end of `refill`).
+    private var openChunk: BatchChunk?
 
     /// The most numbers in flight at once, and the most digits.
     private static let maxInFlight = 256
@@ -60,12 +66,14 @@ final class Runner {
         checkpointPath = options.checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint"
         checkpointChosen = options.checkpoint != nil || resumedFrom != nil
         bar = ProgressBar(mode: options.progressMode)
+        pool = settings.command == .factor && settings.from == nil && settings.bound == nil
+            ? BatchPool(json: settings.json, exponents: settings.exponents) : nil
         (events, sink) = AsyncStream<Event>.makeStream()
         if let items {
             pending = items
             sink.yield(.inputEnded(nil))
         } else {
-            let stdin = StandardInput()
+            let stdin = StandardInput(batching: pool != nil)
             self.stdin = stdin
             stdin.start(deliver: { [sink] tokens in sink.yield(.input(tokens)) },
                         finish: { [sink] error in sink.yield(.inputEnded(error)) })
@@ -80,6 +88,11 @@ final class Runner {
             switch event {
             case .input(let tokens):
                 for token in tokens {
+                    if let chunk = token.chunk {
+                        readChunks[pending.count] = chunk
+                        pending.append(.number(""))
+                        continue
+                    }
                     if let fullLength = token.fullLength { truncatedLengths[pending.count] = fullLength }
                     pending.append(.number(token.text))
                 }
@@ -113,6 +126,9 @@ final class Runner {
         return ExitStatus.ok
     }
 
+    /// Chunks the standard-input reader gathered, by index in `pending` (which holds a placeholder there).
+    private var readChunks: [Int: BatchChunk] = [:]
+
     /// Full lengths of stdin tokens that were cut short (too long to be candidates), by index in `pending`.
     private var truncatedLengths: [Int: Int] = [:]
 
@@ -124,28 +140,59 @@ final class Runner {
             let index = pendingStart
             let item = pending[index]
             pendingStart += 1
+            if !readChunks.isEmpty, let chunk = readChunks.removeValue(forKey: index) {
+                stdin?.used(StandardInput.chunkPermits)
+                dispatchChunk()
+                window.append(.chunk(chunk))
+                pool?.submit(chunk) { [sink] in sink.yield(.jobEnded) }
+                continue
+            }
             stdin?.used(1)
             switch item {
             case .number(let text):
-                let fullLength = truncatedLengths.removeValue(forKey: index)
+                if pool != nil, let value = BatchChunk.value(text) {
+                    if openChunk == nil {
+                        let chunk = BatchChunk()
+                        openChunk = chunk
+                        window.append(.chunk(chunk))
+                    }
+                    openChunk!.append(text, value)
+                    if openChunk!.isFull { dispatchChunk() }
+                    continue
+                }
+                dispatchChunk()
+                let fullLength = truncatedLengths.isEmpty ? nil : truncatedLengths.removeValue(forKey: index)
                 if let problem = CandidateCheck.problem(with: text, fullLength: fullLength) {
                     window.append(.invalid(problem))
                     continue
                 }
                 submit(request(for: text), origin: item, candidate: text)
             case .job(let checkpoint):
+                dispatchChunk()
                 submit(.restore(checkpoint), origin: item, candidate: "checkpoint")
             }
         }
+        dispatchChunk()
         if pendingStart == pending.count, pendingStart > 0 {
             pending.removeAll(keepingCapacity: true)
             pendingStart = 0
         }
     }
 
+    /// Hands the open chunk to the pool; its end wakes the run.
+    private func dispatchChunk() {
+        guard let chunk = openChunk, let pool else { return }
+        openChunk = nil
+        pool.submit(chunk) { [sink] in sink.yield(.jobEnded) }
+    }
+
     private func request(for candidate: String) -> JobRequest {
         switch settings.command {
-        case .factor: .factor(candidate, from: settings.from, bound: settings.bound)
+        case .factor:
+            // Without a divisor range a number is factored completely; with one, by trial division over it.
+            settings.from == nil && settings.bound == nil
+                ? .factor(candidate).complete(ecmDigits: settings.ecmDigits)
+                : .factor(candidate, from: settings.from, bound: settings.bound)
         case .isPrime: .isPrime(candidate, from: settings.from, bound: settings.bound)
         }
     }
@@ -187,6 +234,13 @@ final class Runner {
                     output.write(AnswerFormat.jsonError(candidate: candidate, code: "rejected", message: message))
                 }
                 failed = true
+            case .chunk(let chunk):
+                guard let lines = chunk.output else {
+                    if printed { output.flush() }
+                    bar?.track(nil, label: "")
+                    return printed
+                }
+                output.write(lines)
             case .job(let job, _):
                 guard job.state.isFinished else {
                     // Only the job whose answer is printed next needs to say that it ended (a callback
@@ -227,7 +281,10 @@ final class Runner {
         switch result {
         case .factorization(let factorization):
             output.write(settings.json ? AnswerFormat.json(factorization)
-                                       : Array(AnswerFormat.text(factorization, exponents: settings.exponents).utf8))
+                                       : Array(AnswerFormat.text(factorization, exponents: settings.exponents,
+                                                             complete: settings.command == .factor
+                                                                 && settings.from == nil && settings.bound == nil,
+                                                             ecmDigits: settings.ecmDigits).utf8))
         case .primality(let primality):
             answers.append(primality.isPrime)
             output.write(settings.json ? AnswerFormat.json(primality) : Array(AnswerFormat.text(primality).utf8))
@@ -246,6 +303,7 @@ final class Runner {
         var index = 0
         while index < window.count {
             if case .job(let job, _) = window[index], !job.state.isFinished { break }
+            if case .chunk(let chunk) = window[index], chunk.output == nil { break }
             index += 1
         }
         let ready = Array(window[..<index])
@@ -258,6 +316,9 @@ final class Runner {
                 items.append(.number(problem.text))
             case .rejected(let candidate, _):
                 items.append(.number(candidate))
+            case .chunk(let chunk):
+                // Not answered yet: its numbers go into the checkpoint as numbers not started.
+                items += chunk.texts.map(WorkItem.number)
             case .job(let job, let origin):
                 if let checkpoint = try? await job.pause() {
                     items.append(.job(checkpoint))
@@ -266,7 +327,13 @@ final class Runner {
                 }
             }
         }
-        items += pending[pendingStart...]
+        for index in pendingStart..<pending.count {
+            if let chunk = readChunks[index] {
+                items += chunk.texts.map(WorkItem.number)
+            } else {
+                items.append(pending[index])
+            }
+        }
         output.flush()
         guard !items.isEmpty else {
             reportError("interrupted")

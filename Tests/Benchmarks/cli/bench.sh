@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `primekit factor` against coreutils `factor`: wall time of whole runs, numbers on standard input, outputs
+# compared byte for byte. Runs alternate (primekit, factor, primekit, ...) so both meet the same load; each
+# figure is the median of RUNS runs and each ratio is coreutils' median over primekit's, from the same run.
+#
+#   swift build -c release --product primekit
+#   Tests/Benchmarks/cli/bench.sh [RUNS]        (default 7)
+#
+# Environment: PRIMEKIT (default .build/release/primekit), FACTOR (default /usr/bin/factor).
+set -euo pipefail
+
+RUNS=${1:-7}
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+PRIMEKIT=${PRIMEKIT:-$ROOT/.build/release/primekit}
+FACTOR=${FACTOR:-/usr/bin/factor}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+[ -x "$PRIMEKIT" ] || { echo "build first: swift build -c release --product primekit" >&2; exit 2; }
+[ -x "$FACTOR" ] || { echo "coreutils factor not found at $FACTOR" >&2; exit 2; }
+
+# Inputs. The semiprimes come from a fixed seed, so every run factors the same numbers.
+seq 2 300000 > "$WORK/seq"
+seq 1000000000000 1000000100000 > "$WORK/from1e12"
+python3 - "$WORK/semiprimes" <<'PY'
+import random, sys
+random.seed(20261126)
+def is_prime(n):
+    small = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
+    if n < 2: return False
+    for p in small:
+        if n % p == 0: return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0: d, s = d // 2, s + 1
+    for a in small:
+        x = pow(a, d, n)
+        if x in (1, n - 1): continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1: break
+        else: return False
+    return True
+def prime(bits):
+    while True:
+        n = random.getrandbits(bits) | (1 << (bits - 1)) | 1
+        if is_prime(n): return n
+out = []
+while len(out) < 2000:
+    n = prime(32) * prime(32)
+    if n < 2**64: out.append(n)
+open(sys.argv[1], "w").write("\n".join(map(str, out)) + "\n")
+PY
+seq 1000000 1005000 | head -n 5000 > "$WORK/five-thousand"
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+# time_one FILE COMMAND...: seconds of one run, output to FILE.out
+time_one() {
+    local input=$1; shift
+    local start end
+    start=$(now); "$@" < "$input" > "$WORK/out"; end=$(now)
+    echo "$end - $start" | bc -l
+}
+
+printf '%-36s %10s %10s %8s  %s\n' "input (stdin)" "primekit" "factor" "ratio" "output"
+for name in seq from1e12 semiprimes; do
+    input="$WORK/$name"
+    "$PRIMEKIT" factor < "$input" > "$WORK/pk.out"
+    "$FACTOR" < "$input" > "$WORK/cu.out"
+    same=$(cmp -s "$WORK/pk.out" "$WORK/cu.out" && echo identical || echo DIFFERENT)
+    : > "$WORK/pk.times"; : > "$WORK/cu.times"
+    for _ in $(seq "$RUNS"); do
+        time_one "$input" "$PRIMEKIT" factor >> "$WORK/pk.times"
+        time_one "$input" "$FACTOR" >> "$WORK/cu.times"
+    done
+    pk=$(median < "$WORK/pk.times"); cu=$(median < "$WORK/cu.times")
+    printf '%-36s %9.4fs %9.4fs %7.2fx  %s\n' "$name ($(wc -l < "$input") numbers)" "$pk" "$cu" \
+        "$(echo "$cu / $pk" | bc -l)" "$same"
+done
+
+# The same 5,000 numbers as arguments and on standard input (primekit only).
+: > "$WORK/args.times"; : > "$WORK/stdin.times"
+mapfile -t numbers < "$WORK/five-thousand"
+for _ in $(seq "$RUNS"); do
+    start=$(now); "$PRIMEKIT" factor "${numbers[@]}" > "$WORK/args.out"; end=$(now)
+    echo "$end - $start" | bc -l >> "$WORK/args.times"
+    time_one "$WORK/five-thousand" "$PRIMEKIT" factor >> "$WORK/stdin.times"
+done
+same=$(cmp -s "$WORK/args.out" "$WORK/out" && echo identical || echo DIFFERENT)
+printf '%-36s %9.4fs (arguments) %9.4fs (stdin)  %s\n' "5,000 numbers, primekit" \
+    "$(median < "$WORK/args.times")" "$(median < "$WORK/stdin.times")" "$same"
+echo "runs: $RUNS each, alternating; load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,323 @@
+// `factor` without a divisor range: complete factorizations, checked here against a sieve, by multiplying back and
+// by an independent primality test in this file, and against coreutils `factor` when it is installed.
+
+import Foundation
+import Testing
+
+/// A small seeded generator (SplitMix64), so every run checks the same numbers.
+private struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Independent arithmetic for checking answers.
+private enum Check {
+    static func mulmod(_ a: UInt128, _ b: UInt128, _ m: UInt128) -> UInt128 {
+        let (high, low) = a.multipliedFullWidth(by: b)
+        return m.dividingFullWidth((high: high % m, low: low)).remainder
+    }
+
+    static func powmod(_ base: UInt128, _ exponent: UInt128, _ m: UInt128) -> UInt128 {
+        var result: UInt128 = 1
+        var base = base % m
+        var exponent = exponent
+        while exponent > 0 {
+            if exponent & 1 == 1 { result = mulmod(result, base, m) }
+            base = mulmod(base, base, m)
+            exponent >>= 1
+        }
+        return result
+    }
+
+    /// Miller-Rabin with the first 13 prime bases: a proof below 3.3 · 10^24, a strong test above.
+    static func isPrime(_ n: UInt128) -> Bool {
+        let bases: [UInt128] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41]
+        if n < 2 { return false }
+        for p in bases where n % p == 0 { return n == p }
+        var d = n - 1
+        var s = 0
+        while d & 1 == 0 {
+            d >>= 1
+            s += 1
+        }
+        outer: for a in bases {
+            var x = powmod(a, d, n)
+            if x == 1 || x == n - 1 { continue }
+            for _ in 0..<max(0, s - 1) {
+                x = mulmod(x, x, n)
+                if x == n - 1 { continue outer }
+            }
+            return false
+        }
+        return true
+    }
+
+    /// The smallest prime factor of every n <= limit.
+    static func sieve(_ limit: Int) -> [Int] {
+        var smallest = Array(0...limit)
+        var p = 2
+        while p * p <= limit {
+            if smallest[p] == p {
+                for multiple in stride(from: p * p, through: limit, by: p) where smallest[multiple] == multiple {
+                    smallest[multiple] = p
+                }
+            }
+            p += 1
+        }
+        return smallest
+    }
+
+    /// Decimal text of a · b for a, b < 2^128.
+    static func product(_ a: UInt128, _ b: UInt128) -> String {
+        let (high, low) = a.multipliedFullWidth(by: b)
+        var limbs = [UInt64(truncatingIfNeeded: high >> 64), UInt64(truncatingIfNeeded: high),
+                     UInt64(truncatingIfNeeded: low >> 64), UInt64(truncatingIfNeeded: low)]
+        var groups: [UInt64] = []
+        while limbs.contains(where: { $0 != 0 }) {
+            var remainder: UInt64 = 0
+            for index in limbs.indices {
+                let (q, r) = (10_000_000_000_000_000_000 as UInt64).dividingFullWidth((high: remainder, low: limbs[index]))
+                limbs[index] = q
+                remainder = r
+            }
+            groups.append(remainder)
+        }
+        guard let top = groups.popLast() else { return "0" }
+        var text = String(top)
+        for group in groups.reversed() {
+            let digits = String(group)
+            text += String(repeating: "0", count: 19 - digits.count) + digits
+        }
+        return text
+    }
+
+    /// A random prime of `bits` bits (top bit set).
+    static func randomPrime(bits: Int, _ random: inout SplitMix64) -> UInt128 {
+        while true {
+            var n = UInt128(random.next()) << 64 | UInt128(random.next())
+            n = n >> (128 - bits) | 1 | (1 << (bits - 1))
+            if isPrime(n) { return n }
+        }
+    }
+}
+
+/// One answer line of `factor`, parsed.
+private struct Line {
+    var number: UInt128
+    var primes: [UInt128]
+    var probable: Set<UInt128>
+
+    init?(_ line: String) {
+        var rest = Substring(line)
+        var probable: Set<UInt128> = []
+        while rest.hasSuffix(": probable prime]"), let open = rest.lastIndex(of: "[") {
+            let inner = rest[rest.index(after: open)...].dropLast(": probable prime]".count)
+            guard let value = UInt128(inner) else { return nil }
+            probable.insert(value)
+            rest = rest[..<open].dropLast()  // the space before "["
+        }
+        let words = rest.split(separator: " ")
+        guard let first = words.first, first.hasSuffix(":"), let number = UInt128(first.dropLast()) else { return nil }
+        var primes: [UInt128] = []
+        for word in words.dropFirst() {
+            guard let prime = UInt128(word) else { return nil }
+            primes.append(prime)
+        }
+        self.number = number
+        self.primes = primes
+        self.probable = probable
+    }
+
+    /// Multiplies back, checks order and primality, and that exactly the primes above 2^64 are called probable.
+    func verify() -> Bool {
+        var product: UInt128 = 1
+        for prime in primes {
+            let (next, overflow) = product.multipliedReportingOverflow(by: prime)
+            if overflow { return false }
+            product = next
+        }
+        let above = Set(primes.filter { $0 >> 64 != 0 })
+        return product == number && primes == primes.sorted() && primes.allSatisfy(Check.isPrime)
+            && probable == above
+    }
+}
+
+private let coreutils = "/usr/bin/factor"
+
+/// Runs coreutils `factor` on `input`, or returns nil when it is not installed.
+private func coreutilsOutput(_ input: String) throws -> String? {
+    guard FileManager.default.isExecutableFile(atPath: coreutils) else { return nil }
+    let run = try Launched([], stdin: Data(input.utf8), executable: coreutils).finish()
+    return run.stdout
+}
+
+@Suite("factor: complete factorizations through the batch path")
+struct BatchTests {
+    @Test func everyNumberTo100000MatchesASieve() throws {
+        let limit = 100_000
+        let input = (2...limit).map(String.init).joined(separator: "\n") + "\n"
+        let run = try Tool.run(["factor"], stdin: Data(input.utf8))
+        #expect(run.status == 0)
+        #expect(run.stderr.isEmpty)
+        let smallest = Check.sieve(limit)
+        var expected: [String] = []
+        for n in 2...limit {
+            var words = ["\(n):"]
+            var rest = n
+            while rest > 1 {
+                words.append(String(smallest[rest]))
+                rest /= smallest[rest]
+            }
+            expected.append(words.joined(separator: " "))
+        }
+        #expect(run.stdoutLines.count == expected.count)
+        let mismatches = zip(run.stdoutLines, expected).filter { $0.0 != $0.1 }
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(3))")
+        if let reference = try coreutilsOutput(input) {
+            #expect(run.stdout == reference)
+        }
+    }
+
+    @Test func random64And128BitNumbersMultiplyBackToPrimes() throws {
+        var random = SplitMix64(state: 20_261_126)
+        var numbers: [UInt128] = []
+        for _ in 0..<3_000 { numbers.append(UInt128(random.next() | 2)) }
+        for _ in 0..<150 {
+            let bits = 65 + Int(random.next() % 64)
+            let value = (UInt128(random.next()) << 64 | UInt128(random.next())) >> (128 - bits)
+            numbers.append(value | (1 << (bits - 1)))
+        }
+        // Balanced semiprimes, the hard case for every method, on both sides of 2^64.
+        for bits in [24, 32, 40, 48, 56, 63] {
+            numbers.append(Check.randomPrime(bits: bits, &random) * Check.randomPrime(bits: bits, &random))
+        }
+        let input = numbers.map { String($0) }.joined(separator: "\n") + "\n"
+        let run = try Tool.run(["factor"], stdin: Data(input.utf8))
+        #expect(run.status == 0)
+        #expect(run.stdoutLines.count == numbers.count)
+        for (line, number) in zip(run.stdoutLines, numbers) {
+            let parsed = Line(line)
+            #expect(parsed?.number == number, "\(line)")
+            #expect(parsed?.verify() == true, "\(line)")
+        }
+        // coreutils takes seconds on some two-word numbers: it checks the 64-bit ones (proven, so no notes).
+        let words = numbers.prefix(3_000).map { String($0) }.joined(separator: "\n") + "\n"
+        if let reference = try coreutilsOutput(words) {
+            #expect(run.stdoutLines.prefix(3_000).joined(separator: "\n") + "\n" == reference)
+        }
+    }
+
+    @Test func argumentsAndStandardInputGiveTheSameBytes() throws {
+        var random = SplitMix64(state: 7)
+        let numbers = (0..<5_000).map { index in String(index % 3 == 0 ? random.next() : random.next() % 1_000_000 + 2) }
+        let fromArguments = try Tool.run(["factor"] + numbers)
+        let fromStandardInput = try Tool.run(["factor"], stdin: Data(numbers.joined(separator: " ").utf8))
+        #expect(fromArguments.status == 0)
+        #expect(fromArguments.stdoutLines.count == numbers.count)
+        #expect(fromArguments.stdout == fromStandardInput.stdout)
+        // Input order: each line answers the number at its place.
+        #expect(zip(fromArguments.stdoutLines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
+        let exponents = try Tool.run(["factor", "--exponents"] + numbers.prefix(50))
+        let exponentsIn = try Tool.run(["factor", "--exponents"], stdin: Data(numbers.prefix(50).joined(separator: "\n").utf8))
+        #expect(exponents.stdout == exponentsIn.stdout)
+    }
+
+    @Test func bigSmallAndInvalidNumbersKeepTheirOrder() throws {
+        var random = SplitMix64(state: 99)
+        let p = Check.randomPrime(bits: 70, &random)
+        let q = Check.randomPrime(bits: 72, &random)
+        let big = Check.product(p, q)  // 142 bits: a complete job, not the batch path
+        let mixed = ["12", "2.54", big, "1", "35", "18446744073709551617", "007", "97"]
+        for run in [try Tool.run(["factor", "--"] + mixed),
+                    try Tool.run(["factor"], stdin: Data(mixed.joined(separator: "\n").utf8))] {
+            #expect(run.status == 1)
+            #expect(run.stdoutLines.count == 5)
+            #expect(run.stdoutLines.first == "12: 2 2 3")
+            let bigLine = run.stdoutLines.count > 1 ? run.stdoutLines[1] : ""
+            let (low, high) = (min(p, q), max(p, q))
+            #expect(bigLine == "\(big): \(low) \(high) [\(low): probable prime] [\(high): probable prime]")
+            #expect(Array(run.stdoutLines.dropFirst(2)) == ["35: 5 7", "18446744073709551617: 274177 67280421310721", "97: 97"])
+            #expect(run.stderrLines.count == 3)
+            #expect(run.stderrLines.first?.contains("\"2.54\"") == true)
+        }
+    }
+
+    @Test func aBoundKeepsTrialDivisionAndItsCofactorLine() async throws {
+        var random = SplitMix64(state: 5)
+        let n = Check.randomPrime(bits: 40, &random) * Check.randomPrime(bits: 40, &random)
+        let run = try Tool.run(["factor", "--bound", "1000", "12", String(n)])
+        #expect(run.status == 0)
+        let expected = try await Expected.factorization(String(n), bound: "1000")
+        #expect(run.stdoutLines == ["12: 2 2 3",
+                                    "\(n): [cofactor \(expected.cofactor): composite, its factors are outside the divisor range tried]"])
+        #expect(expected.cofactor == String(n))
+        // Without the bound the same number is factored completely.
+        let complete = try Tool.run(["factor", String(n)])
+        #expect(Line(complete.stdoutLines.first ?? "")?.verify() == true)
+        #expect(Line(complete.stdoutLines.first ?? "")?.primes.count == 2)
+    }
+
+    @Test func anEffortLimitGivesAnHonestPartialLine() throws {
+        var random = SplitMix64(state: 11)
+        // Two 100-bit primes (31 digits): far beyond ECM at the 15-digit level.
+        let big = Check.product(Check.randomPrime(bits: 100, &random), Check.randomPrime(bits: 100, &random))
+        let run = try Tool.run(["factor", "--ecm-digits", "15", "6", big])
+        #expect(run.status == 0)
+        #expect(run.stdoutLines == ["6: 2 3",
+                                    "\(big): [cofactor \(big): composite, no factor found by ECM to about 15 digits (--ecm-digits)]"])
+        #expect(try Tool.run(["factor", "--ecm-digits", "15", "--bound", "100", "6"]).status == 2)
+        #expect(try Tool.run(["factor", "--ecm-digits", "0", "6"]).status == 2)
+    }
+
+    @Test func anInterruptedRunKeepsTheNumbersNotAnsweredInItsCheckpoint() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("batch.checkpoint").path
+        var random = SplitMix64(state: 3)
+        // Two 110-bit primes: a complete job long enough to be interrupted in its ECM stage.
+        let big = Check.product(Check.randomPrime(bits: 110, &random), Check.randomPrime(bits: 110, &random))
+        let launched = try Launched(["factor", "--progress", "--checkpoint", checkpoint, "12", big, "35", "36"])
+        #expect(launched.waitForStderr(containing: "primekit: progress"))
+        launched.signal(SIGINT)
+        let run = launched.finish()
+        #expect(run.status == 130)
+        #expect(run.stdout == "12: 2 2 3\n")
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: checkpoint)), as: UTF8.self)
+        #expect(text.contains("items 3\njob "))
+        #expect(text.contains("\nnumber 2\n35\nnumber 2\n36\n"))
+    }
+
+    @Test func sigtermDuringTheBatchPathCheckpointsTheNumbersNotAnswered() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("stdin.checkpoint").path
+        var random = SplitMix64(state: 17)
+        // Balanced 64-bit semiprimes: seconds of work in all, printed a chunk (128 numbers) at a time.
+        let numbers = (0..<2_000).map { _ in
+            String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
+        }
+        // As arguments, so every number is known to the run when the signal comes (standard input may not be
+        // read to its end yet, and numbers not read are not in a checkpoint).
+        let launched = try Launched(["factor", "--checkpoint", checkpoint] + numbers)
+        #expect(launched.waitForStdout(containing: "\n"))
+        launched.signal(SIGTERM)
+        let stopped = launched.finish()
+        #expect(stopped.status == 130)
+        #expect(stopped.stderr.contains("checkpoint written to \(checkpoint)"))
+        let resumed = try Tool.run(["resume", checkpoint])
+        #expect(resumed.status == 0)
+        // Nothing lost, nothing twice: every number answered once, in input order.
+        let lines = stopped.stdoutLines + resumed.stdoutLines
+        #expect(lines.count == numbers.count)
+        #expect(zip(lines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
+        #expect(stopped.stdoutLines.count < numbers.count)
+        #expect(resumed.stdout == (try Tool.run(["factor"] + numbers[stopped.stdoutLines.count...])).stdout)
+    }
+}
+
