@@ -41,15 +41,12 @@
 /* The quadratic sieve splits parts of these sizes (docs/kernel.md: it beats
    the word-size splitter from about 76 bits and ECM on balanced parts up to
    the largest size measured), after a pass of the word-size splitter of
-   PK_QS_WORD_PASS units or, above 128 bits, of ECM through the level that
+   2^(bits/8 + 1) units (about 6 % of QS's time) or, above 128 bits, of ECM through the level that
    targets factors of PK_QS_ECM_PERMILLE/1000 of the part's digits (when no
    ECM level limit is set): small factors are found first. */
 #define PK_QS_MIN_BITS 80
 #define PK_QS_MAX_BITS 230
-#define PK_QS_WORD_PASS (UINT64_C(1) << 15)
 #define PK_QS_ECM_PERMILLE 300
-/* QS units in a piece of the pipeline: about 1 ms at most. */
-#define PK_QS_SLICE (UINT64_C(1) << 20)
 /* Percent of a complete job's progress given to trial division. */
 #define PK_TRIAL_SHARE 10.0
 
@@ -394,7 +391,7 @@ static int qs_due(const pk_job *job, size_t i)
     if (bits < PK_QS_MIN_BITS || bits > PK_QS_MAX_BITS)
         return 0;
     if (p->split == PK_METHOD_WORD)
-        return pk_wsplit_work(&p->ws) >= PK_QS_WORD_PASS;
+        return pk_wsplit_work(&p->ws) >= UINT64_C(1) << (bits / 8 + 1);
     if (p->split != PK_METHOD_ECM || job->ecm_digits)
         return 0;
     size_t target = mpz_sizeinbase(p->parts[i].v, 10) * PK_QS_ECM_PERMILLE / 1000;
