@@ -30,8 +30,10 @@ typedef struct pk_qs pk_qs;
 pk_qs *pk_qs_new(const mpz_t n);
 void pk_qs_free(pk_qs *q);
 
-/* Do pieces of work until about `budget` units are spent (one unit is about
-   a nanosecond's work; a piece is at most about 1 ms up to 200 bits).
+/* Do pieces of work until at least `budget` units are spent or the factor
+   is found (one unit is about half a nanosecond's work; one piece took at
+   most 0.5 ms up to 160 bits, 1.7 ms at 200 bits); a budget of 1 does one
+   piece.
    Returns 1 with 1 < factor < n dividing n, 0 when the budget is spent (call
    again to continue), -1 when memory runs out (the state is still valid),
    -2 when QS gave up (never expected: the square roots of every dependency
