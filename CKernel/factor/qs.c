@@ -740,16 +740,26 @@ static int sieve_poly(pk_qs *q)
                 continue;
             uint32_t p = q->p[i];
             uint8_t lg = q->logp[i];
-            uint32_t r = q->n1[i];
-            for (; r < end; r += p)
-                sv[r - base] += lg;
-            q->n1[i] = r;
-            if (q->sq[i] == 0)
+            uint32_t r1 = q->n1[i], r2 = q->n2[i];
+            uint8_t *s0 = sv - base;
+            if (q->sq[i] == 0) { /* p | kN: one root */
+                for (; r1 < end; r1 += p)
+                    s0[r1] += lg;
+                q->n1[i] = r1;
                 continue;
-            r = q->n2[i];
-            for (; r < end; r += p)
-                sv[r - base] += lg;
-            q->n2[i] = r;
+            }
+            /* Both roots in one loop, the smaller one first. */
+            uint32_t lo = r1 < r2 ? r1 : r2, hi = r1 < r2 ? r2 : r1;
+            for (; hi < end; lo += p, hi += p) {
+                s0[lo] += lg;
+                s0[hi] += lg;
+            }
+            if (lo < end) {
+                s0[lo] += lg;
+                lo += p;
+            }
+            q->n1[i] = r1 <= r2 ? lo : hi;
+            q->n2[i] = r1 <= r2 ? hi : lo;
         }
         const uint64_t *w = (const uint64_t *)(const void *)sv;
         for (uint32_t j = 0; j < q->blen / 8; j++) {
