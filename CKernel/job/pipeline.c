@@ -47,6 +47,9 @@
 #define PK_QS_MIN_BITS 80
 #define PK_QS_MAX_BITS 230
 #define PK_QS_ECM_PERMILLE 300
+/* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
+   piece took at most 0.5 ms up to 160 bits). */
+#define PK_QS_SLICE (UINT64_C(1) << 19)
 /* Percent of a complete job's progress given to trial division. */
 #define PK_TRIAL_SHARE 10.0
 
@@ -446,8 +449,8 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
             mpz_add_ui(f, f, (unsigned long)g);
         }
     } else if (p->split == PK_METHOD_QS) {
-        /* One piece (a polynomial, some columns, a square root) per call. */
-        found = pk_qs_run(p->qs, 1, f, &used);
+        /* Whole pieces (a polynomial, some columns, a square root) to the slice. */
+        found = pk_qs_run(p->qs, *budget < PK_QS_SLICE ? (*budget ? *budget : 1) : PK_QS_SLICE, f, &used);
         *budget = *budget > used ? *budget - used : 0;
         if (found == -1)
             found = PK_E_NOMEM;
