@@ -43,10 +43,12 @@
    the largest size measured), after a pass of the word-size splitter of
    2^(bits/8 + 1) units (about 6 % of QS's time) or, above 128 bits, of ECM through the level that
    targets factors of PK_QS_ECM_PERMILLE/1000 of the part's digits (when no
-   ECM level limit is set): small factors are found first. */
+   ECM level limit is set; only PK_QS_ECM_FIRST curves when that is the
+   first level): small factors are found first. */
 #define PK_QS_MIN_BITS 80
 #define PK_QS_MAX_BITS 230
 #define PK_QS_ECM_PERMILLE 300
+#define PK_QS_ECM_FIRST 8
 /* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
    piece took at most 0.5 ms up to 160 bits). */
 #define PK_QS_SLICE (UINT64_C(1) << 19)
@@ -401,6 +403,8 @@ static int qs_due(const pk_job *job, size_t i)
     unsigned through = 1;
     while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < target)
         through++;
+    if (through == 1) /* up to ~50 digits the sieve takes ~0.2 s: 8 curves (~20 ms) of the first level */
+        return p->ecm.curves >= PK_QS_ECM_FIRST;
     return pk_ecm_levels_done(&p->ecm) >= through;
 }
 
