@@ -328,7 +328,8 @@ typedef struct pk_progress {
     int path;                 /* a pk_path value */
     /* Added with complete factorization. */
     const char *stage;        /* static name of the current stage: "trial", "power",
-                                 "prime", "split" (word-size parts), "ecm", "done" */
+                                 "prime", "split" (word-size parts), "ecm", "qs"
+                                 (quadratic sieve), "done" */
     double stage_fraction;    /* 0..1, never decreases while the stage and the part
                                  worked on stay the same (ECM: curves done of the
                                  current level's expected count) */
@@ -452,7 +453,7 @@ typedef struct pk_part_info {
                                factor of that many digits would have been found
                                with probability about 1 - 1/e (0: no level done) */
     const char *method;     /* static name of the last splitting method used
-                               ("split", "ecm", or "none") */
+                               ("split", "ecm", "qs", or "none") */
 } pk_part_info;
 
 /*

@@ -10,7 +10,9 @@
  *   - a perfect power m^k becomes m with its exponent multiplied by k;
  *   - BPSW: proven prime below 2^64, probable prime above: a listed factor;
  *   - otherwise it is composite and gets split, in pieces: up to 128 bits by
- *     the word-size splitter (pk_wsplit_*), above by ECM (factor/ecm_gmp.c).
+ *     the word-size splitter (pk_wsplit_*), above by ECM (factor/ecm_gmp.c);
+ *     from PK_QS_MIN_BITS to PK_QS_MAX_BITS the quadratic sieve (factor/qs.c)
+ *     takes over after a short pass of either (small factors first).
  * A split gives f and m/f, both new parts with m's exponent. A prime found
  * is divided out of every other part as well, so the listed primes never
  * divide the cofactor, which is always the product of the parts.
@@ -30,21 +32,36 @@
 #include "job/pipeline.h"
 #include "factor/ecm_gmp.h"
 
+#include "factor/qs.h"
 #include "factor/word.h"
 
 /* Units of one word-size split slice: about 0.3 ms at 128 bits (2^16 units
    took up to 1.4 ms of CPU, measured with pk-bench's split-latency row). */
 #define PK_WORD_SLICE (UINT64_C(1) << 14)
+/* The quadratic sieve splits parts of these sizes (docs/kernel.md: it beats
+   the word-size splitter from about 76 bits and ECM on balanced parts up to
+   the largest size measured), after a pass of the word-size splitter of
+   2^(bits/8 + 1) units (about 6 % of QS's time) or, above 128 bits, of ECM through the level that
+   targets factors of PK_QS_ECM_PERMILLE/1000 of the part's digits (when no
+   ECM level limit is set; only PK_QS_ECM_FIRST curves when that is the
+   first level): small factors are found first. */
+#define PK_QS_MIN_BITS 80
+#define PK_QS_MAX_BITS 230
+#define PK_QS_ECM_PERMILLE 300
+#define PK_QS_ECM_FIRST 8
+/* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
+   piece took at most 0.5 ms up to 160 bits). */
+#define PK_QS_SLICE (UINT64_C(1) << 19)
 /* Percent of a complete job's progress given to trial division. */
 #define PK_TRIAL_SHARE 10.0
 
 enum { PK_PART_NEW = 0, PK_PART_SPLIT = 1, PK_PART_LEFT = 2, PK_PART_UNCLASSIFIED = 3 };
-enum { PK_METHOD_NONE = 0, PK_METHOD_WORD = 1, PK_METHOD_ECM = 2 };
+enum { PK_METHOD_NONE = 0, PK_METHOD_WORD = 1, PK_METHOD_ECM = 2, PK_METHOD_QS = 3 };
 enum { PK_PIPE_SPLIT = 1, PK_PIPE_DONE = 2 };
 
 static const char *const status_names[] = {"new", "split", "left", "unclassified"};
-static const char *const method_names[] = {"none", "split", "ecm"};
-static const char *const split_names[] = {"none", "word", "ecm"}; /* the split line's */
+static const char *const method_names[] = {"none", "split", "ecm", "qs"};
+static const char *const split_names[] = {"none", "word", "ecm", "qs"}; /* the split line's */
 
 typedef struct pk_part {
     mpz_t v;
@@ -64,6 +81,7 @@ struct pk_pipe {
     int split;                  /* PK_METHOD_* of the current part's split (status SPLIT) */
     pk_ecm ecm;
     pk_wsplit ws;
+    pk_qs *qs;                  /* while split is PK_METHOD_QS */
 };
 
 uint64_t pk_pipe_trial_bound(size_t bits)
@@ -93,7 +111,16 @@ void pk_pipe_free(struct pk_pipe *p)
         mpz_clear(p->parts[i].v);
     free(p->parts);
     pk_ecm_clear(&p->ecm);
+    pk_qs_free(p->qs);
     free(p);
+}
+
+/* The current split ends (its part was split, changed or left). */
+static void end_split(struct pk_pipe *p)
+{
+    p->split = PK_METHOD_NONE;
+    pk_qs_free(p->qs);
+    p->qs = NULL;
 }
 
 /* Insert a new part v^e in order (merging with an equal part). */
@@ -126,7 +153,7 @@ static int insert_part(struct pk_pipe *p, const mpz_t v, uint64_t e)
 static void remove_part(struct pk_pipe *p, size_t i)
 {
     if (p->parts[i].status == PK_PART_SPLIT)
-        p->split = PK_METHOD_NONE;
+        end_split(p);
     mpz_clear(p->parts[i].v);
     memmove(&p->parts[i], &p->parts[i + 1], (p->count - i - 1) * sizeof *p->parts);
     p->count--;
@@ -184,7 +211,7 @@ static int resolve_prime(pk_job *job, const mpz_t q, uint64_t e, int certainty)
             continue;
         }
         if (pt->status == PK_PART_SPLIT)
-            p->split = PK_METHOD_NONE;
+            end_split(p);
         pt->status = PK_PART_NEW;
         resort_part(p, i);
         i = 0; /* the order changed: look again (each pass divides something out) */
@@ -213,7 +240,7 @@ static void finish(pk_job *job)
             status = PK_COFACTOR_COMPOSITE;
     }
     p->stage = PK_PIPE_DONE;
-    p->split = PK_METHOD_NONE;
+    end_split(p);
     job->cof_status = status;
     job->cof_digits = pk_decimal_length(job->cof);
     job->done = 1;
@@ -253,18 +280,23 @@ static unsigned ecm_limit_levels(const pk_job *job)
     return n + 1; /* levels through the one covering ecm_digits */
 }
 
+/* Record on part i what ECM tried on it. */
+static void note_ecm(struct pk_pipe *p, pk_part *pt)
+{
+    pt->curves = p->ecm.curves;
+    pt->b1 = p->ecm.last_b1;
+    pt->b2 = p->ecm.last_b2;
+    unsigned done = pk_ecm_levels_done(&p->ecm);
+    pt->digits = done ? pk_ecm_levels[done - 1].digits : 0;
+}
+
 static void leave(struct pk_pipe *p, size_t i)
 {
     pk_part *pt = &p->parts[i];
-    if (pt->status == PK_PART_SPLIT && p->split == PK_METHOD_ECM) {
-        pt->curves = p->ecm.curves;
-        pt->b1 = p->ecm.last_b1;
-        pt->b2 = p->ecm.last_b2;
-        unsigned done = pk_ecm_levels_done(&p->ecm);
-        pt->digits = done ? pk_ecm_levels[done - 1].digits : 0;
-    }
+    if (pt->status == PK_PART_SPLIT && p->split == PK_METHOD_ECM)
+        note_ecm(p, pt);
     pt->status = PK_PART_LEFT;
-    p->split = PK_METHOD_NONE;
+    end_split(p);
 }
 
 /* Examine the new part i: word-size factoring, perfect power, primality, or
@@ -355,11 +387,50 @@ static int split_found(pk_job *job, size_t i, const mpz_t f)
     return rc;
 }
 
+/* Whether the split of part i passes to the quadratic sieve now: after the
+   word-size pass, or after the ECM pass when no ECM level limit is set. */
+static int qs_due(const pk_job *job, size_t i)
+{
+    const struct pk_pipe *p = job->pipe;
+    size_t bits = mpz_sizeinbase(p->parts[i].v, 2);
+    if (bits < PK_QS_MIN_BITS || bits > PK_QS_MAX_BITS)
+        return 0;
+    if (p->split == PK_METHOD_WORD)
+        return pk_wsplit_work(&p->ws) >= UINT64_C(1) << (bits / 8 + 1);
+    if (p->split != PK_METHOD_ECM || job->ecm_digits)
+        return 0;
+    size_t target = mpz_sizeinbase(p->parts[i].v, 10) * PK_QS_ECM_PERMILLE / 1000;
+    unsigned through = 1;
+    while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < target)
+        through++;
+    if (through == 1) /* up to ~50 digits the sieve takes ~0.2 s: 8 curves (~20 ms) of the first level */
+        return p->ecm.curves >= PK_QS_ECM_FIRST;
+    return pk_ecm_levels_done(&p->ecm) >= through;
+}
+
+static int start_qs(struct pk_pipe *p, size_t i)
+{
+    pk_qs *q = pk_qs_new(p->parts[i].v);
+    if (!q)
+        return PK_E_NOMEM;
+    if (p->split == PK_METHOD_ECM)
+        note_ecm(p, &p->parts[i]);
+    pk_qs_free(p->qs);
+    p->qs = q;
+    p->split = p->parts[i].method = PK_METHOD_QS;
+    return PK_OK;
+}
+
 /* One piece of splitting part i. */
 static int split_piece(pk_job *job, size_t i, uint64_t *budget)
 {
     struct pk_pipe *p = job->pipe;
     pk_part *pt = &p->parts[i];
+    if (p->split != PK_METHOD_QS && qs_due(job, i)) {
+        int rc = start_qs(p, i);
+        if (rc != PK_OK)
+            return rc;
+    }
     if (limit_reached(job) ||
         (p->split == PK_METHOD_ECM && pk_ecm_levels_done(&p->ecm) >= ecm_limit_levels(job))) {
         leave(p, i);
@@ -381,6 +452,14 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
             mpz_mul_2exp(f, f, 64);
             mpz_add_ui(f, f, (unsigned long)g);
         }
+    } else if (p->split == PK_METHOD_QS) {
+        /* Whole pieces (a polynomial, some columns, a square root) to the slice. */
+        found = pk_qs_run(p->qs, *budget < PK_QS_SLICE ? (*budget ? *budget : 1) : PK_QS_SLICE, f, &used);
+        *budget = *budget > used ? *budget - used : 0;
+        if (found == -1)
+            found = PK_E_NOMEM;
+        else if (found < 0)
+            found = PK_E_INTERNAL; /* never: QS fails only on a prime or a perfect power */
     } else
     {
         uint64_t w0 = p->ecm.work;
@@ -479,6 +558,10 @@ const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_lef
         *fraction = pk_ecm_fraction(&p->ecm, through - 1);
         return "ecm";
     }
+    if (p->split == PK_METHOD_QS) {
+        *fraction = pk_qs_fraction(p->qs);
+        return "qs";
+    }
     double w = (double)pk_wsplit_work(&p->ws);
     double expect = (double)(UINT64_C(1) << (mpz_sizeinbase(p->parts[i].v, 2) / 4));
     *fraction = w / (w + expect);
@@ -559,6 +642,8 @@ void pk_pipe_save(const pk_job *job, pk_sbuf *b)
         }
         pk_sb_text(b, "word ");
         pk_sb_bytes(b, text, n);
+    } else if (p->split == PK_METHOD_QS) {
+        pk_sb_text(b, "qs"); /* a restore starts this part's QS again: same answer */
     } else {
         pk_sb_text(b, "ecm");
         pk_ecm_save(&p->ecm, b);
@@ -592,7 +677,7 @@ static int load_part(struct pk_pipe *p, const char *v, size_t n)
     for (int i = 1; i < 6 && rc == PK_OK; i++)
         if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &f[i]) != PK_OK)
             rc = PK_E_CHECKPOINT;
-    if (rc == PK_OK && (pk_next_word(&v, end, &w, &wl) != PK_OK || (method = name_index(method_names, 3, w, wl)) < 0 ||
+    if (rc == PK_OK && (pk_next_word(&v, end, &w, &wl) != PK_OK || (method = name_index(method_names, 4, w, wl)) < 0 ||
                         v != end))
         rc = PK_E_CHECKPOINT;
     if (rc == PK_OK) {
@@ -660,8 +745,8 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
     size_t wl;
     if ((rc = pk_next_word(&v, end, &w, &wl)) != PK_OK)
         return rc;
-    int split = name_index(split_names, 3, w, wl);
-    if (split < 0 || (split == PK_METHOD_NONE) != (v == end))
+    int split = name_index(split_names, 4, w, wl);
+    if (split < 0 || (split == PK_METHOD_NONE || split == PK_METHOD_QS) != (v == end))
         return PK_E_CHECKPOINT;
     if (!p)
         return split == PK_METHOD_NONE ? PK_OK : PK_E_CHECKPOINT_STATE;
@@ -714,6 +799,12 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
         pk_u128 nn = ((pk_u128)mpz_getlimbn(m, 1) << 64) | mpz_getlimbn(m, 0);
         if (pk_wsplit_load(&p->ws, nn, v, (size_t)(end - v)) != 0)
             return PK_E_CHECKPOINT_STATE;
+    } else if (split == PK_METHOD_QS) {
+        size_t bits = mpz_sizeinbase(p->parts[cur].v, 2);
+        if (bits < PK_QS_MIN_BITS || bits > PK_QS_MAX_BITS)
+            return PK_E_CHECKPOINT_STATE;
+        if (!(p->qs = pk_qs_new(p->parts[cur].v)))
+            return PK_E_NOMEM;
     }
     p->split = split;
     return PK_OK;

@@ -1,11 +1,13 @@
 /*
  * words.c — word-size factoring workloads: the batch call
  * pk_factor_u64_array against coreutils `factor` (a child process reading
- * the same numbers on its standard input), and the resumable splitter
- * pk_wsplit_* on balanced semiprimes of 100 and 128 bits against PARI/GP's
- * `factor` (timed inside gp). A peer that is not installed is skipped with
- * a note. Every PrimeKit answer is checked (the factors multiply back, each
- * prime passes GMP's test; the splitter's factor divides n).
+ * the same numbers on its standard input), and balanced semiprimes of 100
+ * and 128 bits factored by a complete job each (trial division, the
+ * word-size splitter's short pass, the quadratic sieve: what the job
+ * pipeline does with such parts) against PARI/GP's `factor` (timed inside
+ * gp). A peer that is not installed is skipped with a note. Every PrimeKit
+ * answer is checked (the factors multiply back, each prime passes GMP's
+ * test).
  */
 #define _DEFAULT_SOURCE
 #include "bench.h"
@@ -219,7 +221,43 @@ static double gp_time(char **dec, size_t count)
     return ms < 0 ? -1 : ms / 1e3;
 }
 
-/* count balanced semiprimes of `bits` bits through pk_wsplit, paired with PARI/GP when installed. */
+/* Factor the semiprime n (decimal) with a complete job; check the answer. */
+static void job_factor(const char *name, const char *n)
+{
+    pk_options o;
+    pk_options_init(&o);
+    pk_job *job = NULL;
+    if (pk_job_create(n, &o, &job) != PK_OK)
+        bench_die("%s: %s: pk_job_create failed", name, n);
+    int st;
+    while ((st = pk_job_step(job, (uint64_t)1 << 24)) == PK_MORE) {
+    }
+    pk_result r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    if (st != PK_DONE || pk_job_result(job, &r) != PK_OK || !r.complete || r.factor_count != 2)
+        bench_die("%s: %s: the job did not factor it", name, n);
+    mpz_t prod, p;
+    mpz_inits(prod, p, NULL);
+    mpz_set_ui(prod, 1);
+    for (size_t i = 0; i < r.factor_count; i++) {
+        char buf[64];
+        uint64_t e;
+        pk_job_factor(job, i, buf, sizeof buf, NULL, &e);
+        mpz_set_str(p, buf, 10);
+        if (!mpz_probab_prime_p(p, 25))
+            bench_die("%s: %s: listed factor %s is not prime", name, n, buf);
+        mpz_pow_ui(p, p, e);
+        mpz_mul(prod, prod, p);
+    }
+    mpz_set_str(p, n, 10);
+    if (mpz_cmp(prod, p) != 0)
+        bench_die("%s: %s: the factors do not multiply back", name, n);
+    mpz_clears(prod, p, NULL);
+    pk_job_destroy(job);
+}
+
+/* count balanced semiprimes of `bits` bits through complete jobs, paired with PARI/GP when installed. */
 static void split_row(const char *name, unsigned bits, size_t count, int runs, unsigned long seed)
 {
     bench_row *r = report_row(name);
@@ -243,15 +281,8 @@ static void split_row(const char *name, unsigned bits, size_t count, int runs, u
     for (int i = 0; i < runs; i++) {
         bench_pk_run run = {0};
         double c0 = bench_thread_cpu(), w0 = bench_now();
-        for (size_t k = 0; k < count; k++) {
-            pk_wsplit s;
-            pk_wsplit_init(&s, n[k]);
-            unsigned __int128 f = 0;
-            while (!pk_wsplit_run(&s, UINT64_MAX, &f)) {
-            }
-            if (f <= 1 || f >= n[k] || n[k] % f != 0)
-                bench_die("%s: %s: the splitter returned no factor", name, dec[k]);
-        }
+        for (size_t k = 0; k < count; k++)
+            job_factor(name, dec[k]);
         run.seconds = bench_now() - w0;
         run.cpu = bench_thread_cpu() - c0;
         run.path = PK_PATH_U128;
@@ -319,11 +350,11 @@ void words_workloads(int runs, int quick, int (*wanted)(const char *))
         free(n);
     }
     if (wanted("ws100")) {
-        fprintf(stderr, "WS100: 50 balanced 100-bit semiprimes through pk_wsplit\n");
+        fprintf(stderr, "WS100: 50 balanced 100-bit semiprimes, one complete job each\n");
         split_row("WS100", 100, 50, quick ? 1 : (runs < 3 ? runs : 3), 100ul);
     }
     if (wanted("ws128")) {
-        fprintf(stderr, "WS128: 30 balanced 128-bit semiprimes through pk_wsplit\n");
+        fprintf(stderr, "WS128: 30 balanced 128-bit semiprimes, one complete job each\n");
         split_row("WS128", 128, 30, quick ? 1 : (runs < 3 ? runs : 3), 128ul);
     }
 }

@@ -225,7 +225,11 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(word_prime_powers_carmichael_numbers_and_edges_factor)  \
     X(word_batch_calls_reject_bad_arguments_and_write_nothing) \
     X(wsplit_interrupted_saved_and_resumed_finds_the_same_factor) \
-    X(wsplit_load_refuses_every_single_character_change)
+    X(wsplit_load_refuses_every_single_character_change)      \
+    X(qs_balanced_semiprimes_of_70_100_128_160_bits_split)     \
+    X(qs_three_primes_and_square_times_prime_give_proper_factors) \
+    X(qs_any_budget_cut_gives_the_same_factor_and_work)        \
+    X(qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)

@@ -239,15 +239,17 @@ static void count_stage(stage_count *sc, size_t n, const char *stage)
 void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(void)
 {
     pkt_say("checks: complete jobs interrupted at random polls (and between steps of random budgets) in every "
-            "stage — trial division, the examination of a part, word-size splitting, ECM — are checkpointed "
+            "stage — trial division, the examination of a part, word-size splitting, ECM, the quadratic sieve — are "
+            "checkpointed "
             "(version 2), restored in a new job (which checkpoints identically) or stepped on, and end with the "
             "answer and certainties of an uninterrupted run");
     static const char *names[] = {
         "F7", "10^40+1", "mixed product 1", "mixed product 6", "mixed product 12", "p66^2 q40^3",
         "Carmichael (6k+1)(12k+1)(18k+1), 131 bits", "p33^2 q34 (word size)", "p90^2", "four 45-bit primes",
         "60 digits, a 20-digit factor",
+        "Carmichael (6k+1)(12k+1)(18k+1), 70 bits", /* below the sieve's 80 bits: word-size split throughout */
     };
-    stage_count sc[] = {{"trial", 0}, {"prime", 0}, {"split", 0}, {"ecm", 0}};
+    stage_count sc[] = {{"trial", 0}, {"prime", 0}, {"split", 0}, {"ecm", 0}, {"qs", 0}};
     pkt_rng rng;
     pkt_rng_for(&rng, "complete-interrupts");
     unsigned restores = 0, interrupts = 0, runs = PKT_SIZE(3, 2);
@@ -268,6 +270,12 @@ void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(v
                 uint64_t budget = pkt_rand_below(&rng, 4) == 0 ? 1 + pkt_rand_below(&rng, 1u << 12)
                                                                 : (uint64_t)1 << 20;
                 if (pkt_rand_below(&rng, 50) == 0)
+                    pk_job_interrupt(job);
+                /* The first run of each candidate is also interrupted inside trial division, whose short
+                   stage random traps rarely reach: 64 units of it, then an interrupt before the next step. */
+                if (r == 0 && steps == 0)
+                    budget = 64;
+                if (r == 0 && steps == 1)
                     pk_job_interrupt(job);
                 st = pk_job_step(job, budget);
                 if (st == PK_DONE || st < 0 || steps > (1u << 22))
@@ -295,9 +303,9 @@ void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(v
         }
         free(want);
     }
-    pkt_say("%u interrupts, %u restores; interrupted in: trial %u, prime %u, split %u, ecm %u", interrupts, restores,
-            sc[0].count, sc[1].count, sc[2].count, sc[3].count);
-    PKT_CHECK(sc[0].count > 0 && sc[1].count > 0 && sc[2].count > 0 && sc[3].count > 0,
+    pkt_say("%u interrupts, %u restores; interrupted in: trial %u, prime %u, split %u, ecm %u, qs %u", interrupts,
+            restores, sc[0].count, sc[1].count, sc[2].count, sc[3].count, sc[4].count);
+    PKT_CHECK(sc[0].count > 0 && sc[1].count > 0 && sc[2].count > 0 && sc[3].count > 0 && sc[4].count > 0,
               "some stage was never interrupted");
 }
 
