@@ -177,12 +177,15 @@ static pk_u128 split128(pk_u128 n)
    trial bound. Returns 0, or -1 if the prime list would overflow (cannot happen below 2^128). */
 static int finish(part *stack, int top, plist *l)
 {
+    const uint64_t next = pk_word_odd_primes[PK_WORD_TRIAL_USED], next2 = next * next;
     while (top > 0) {
         part c = stack[--top];
         if (c.n == 1)
             continue;
-        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again */
-        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_bpsw64((uint64_t)c.n);
+        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again, and a part
+           below the square of the first prime not tried is prime (so are most factors rho finds) */
+        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n)
+                                : c.n < next2 || pk_word_bpsw64((uint64_t)c.n);
         if (prime) {
             if (l->count >= l->cap)
                 return -1;
