@@ -24,7 +24,8 @@ int pk_word_factor64(uint64_t n, uint64_t primes[15], uint8_t exps[15]);
 /* Deterministic primality below 2^64 (1 prime, 0 not); BPSW for 2^64 <= n < 2^128. */
 int pk_word_is_prime64(uint64_t n);
 int pk_word_is_prime128(pk_u128 n); /* 1 prime (proven below 2^64), 2 probable prime, 0 composite */
-/* pk_word_is_prime64 without its trial division: for odd n > 53^2 with no prime factor below 53. */
+/* pk_word_is_prime64 without its trial division: for odd n > 53^2 with no prime factor below 53 (strong tests
+   to fixed bases below 1.12e12, BPSW above; a proof either way). */
 int pk_word_bpsw64(uint64_t n);
 
 /* floor(sqrt(n)). */

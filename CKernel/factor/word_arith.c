@@ -241,12 +241,73 @@ int pk_word_is_prime64(uint64_t n)
     return pk_word_bpsw64(n);
 }
 
+/*
+ * Strong probable prime to every base in bases[0..k) at once (k <= 3, n odd >= 3): one exponent chain per base,
+ * run side by side so that their multiplications overlap. A base that n divides is skipped (n is then that base,
+ * a prime, when the callers' ranges hold: see pk_word_bpsw64).
+ */
+static inline __attribute__((always_inline)) int sprp_bases64(const pk_mont64 *m, const uint64_t *bases, int k)
+{
+    const uint64_t n = m->n, one = m->one, minus1 = n - one;
+    uint64_t d = n - 1;
+    const int s = __builtin_ctzll(d);
+    d >>= s;
+    uint64_t b[3], x[3];
+    for (int j = 0; j < k; j++) {
+        uint64_t a = bases[j] < n ? bases[j] : bases[j] % n;
+        b[j] = a ? pk_mont64_mul(m, a, m->r2) : one;
+        x[j] = b[j];
+    }
+    for (int bit = 62 - __builtin_clzll(d); bit >= 0; bit--) {
+        for (int j = 0; j < k; j++)
+            x[j] = pk_mont64_mul(m, x[j], x[j]);
+        if ((d >> bit) & 1)
+            for (int j = 0; j < k; j++)
+                x[j] = pk_mont64_mul(m, x[j], b[j]);
+    }
+    for (int j = 0; j < k; j++) {
+        uint64_t y = x[j];
+        if (y == one || y == minus1)
+            continue;
+        int r = 1;
+        for (; r < s; r++) {
+            y = pk_mont64_mul(m, y, y);
+            if (y == minus1)
+                break;
+            if (y == one)
+                return 0;
+        }
+        if (r == s)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Odd n > 53^2 with no prime factor below 53. First the strong test to base 2, which nearly every composite
+ * fails. A pass is then confirmed by the cheapest proof for n's size:
+ *   n < 4,759,123,141:      strong tests to bases 7 and 61;
+ *   n < 1,122,004,669,633:  strong tests to bases 13, 23 and 1,662,803.
+ * G. Jaeschke, "On strong pseudoprimes to several bases", Math. Comp. 61 (1993), 915-926, computed the least
+ * composite that is a strong pseudoprime to all of 2, 7, 61 (4,759,123,141) and to all of 2, 13, 23, 1662803
+ * (1,122,004,669,633), so below those bounds passing every base of the set proves n prime. (A base that n
+ * divides is skipped: n > 53^2 divides 7, 13, 23 or 61 never, and 1,662,803 is prime, so there n is prime.)
+ * Above the second bound the strong Lucas test with Selfridge's parameters completes BPSW: no composite below
+ * 2^64 passes both (every base-2 strong pseudoprime below 2^64 is known and was checked: J. Feitsma and
+ * W. Galway's enumeration), so it is a proof there too. Costs measured in docs/kernel.md ("Word-size factoring").
+ */
 int pk_word_bpsw64(uint64_t n)
 {
+    static const uint64_t set32[2] = {7, 61};
+    static const uint64_t set40[3] = {13, 23, 1662803};
     pk_mont64 m;
     pk_mont64_init(&m, n);
     if (!pk_w64_sprp2(&m))
         return 0;
+    if (n < UINT64_C(4759123141))
+        return sprp_bases64(&m, set32, 2);
+    if (n < UINT64_C(1122004669633))
+        return sprp_bases64(&m, set40, 3);
     uint64_t r = pk_word_isqrt64(n);
     if (r * r == n)
         return 0;

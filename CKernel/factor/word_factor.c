@@ -53,19 +53,108 @@ static void plist_add(plist *l, pk_u128 p, unsigned e)
     l->count++;
 }
 
+/* rho_pair: differences multiplied per gcd, and the first round's length (factors below 2^10 are gone, so
+   cycles shorter than that are rare and the gcds of shorter rounds mostly wasted). */
+#ifndef PK_WORD_RHO_PAIR_BATCH
+#define PK_WORD_RHO_PAIR_BATCH 32u
+#endif
+#ifndef PK_WORD_RHO_PAIR_R0
+#define PK_WORD_RHO_PAIR_R0 16u
+#endif
+
+#if PK_WORD_RHO_BITS > 60
+#error "rho_pair keeps residues below 2n + c and needs (2n + c)^2 < n 2^64"
+#endif
+
+/* One step of x -> x^2 R^-1 + c on lazy residues: the result is congruent to the reduced one and lies in
+   (c, 2n + c); nc = n + c. Needs x^2 < n 2^64 (true for x < 2n + c and n < 2^60). */
+static inline uint64_t rho_step(uint64_t x, uint64_t inv, uint64_t n, uint64_t nc)
+{
+    pk_u128 t = (pk_u128)x * x;
+    uint64_t q = (uint64_t)t * inv;
+    return (uint64_t)(t >> 64) - (uint64_t)(((pk_u128)q * n) >> 64) + nc;
+}
+
+/* a·b R^-1 congruent mod n, in (0, 2n), for a·b < n 2^64. */
+static inline uint64_t lazy_mul(uint64_t a, uint64_t b, uint64_t inv, uint64_t n)
+{
+    pk_u128 t = (pk_u128)a * b;
+    uint64_t q = (uint64_t)t * inv;
+    return (uint64_t)(t >> 64) - (uint64_t)(((pk_u128)q * n) >> 64) + n;
+}
+
+/*
+ * Pollard-Brent rho for the batch call (not resumable: pk_wsplit has the resumable walk): two walks with
+ * different constants run in lockstep on n < 2^PK_WORD_RHO_BITS, so the multiplications of one fill the wait
+ * on the other's, and the first of the two to meet a factor ends the search (about 1/sqrt(2) of one walk's
+ * steps). Residues stay lazy (below 2n + c, never reduced); only gcds with n are taken of them, and those
+ * depend only on the residue classes. Each walk's differences multiply into its own product, and one gcd of the
+ * two products ends a batch; a gcd of n sends each walk back over the batch one gcd a step; when neither
+ * yields a proper factor the walks restart with the next constants.
+ */
+static uint64_t rho_pair(uint64_t n)
+{
+    const uint64_t inv = pk_inv64(n), n2 = 2 * n; /* x - y + n2 is in (0, 4n) */
+    for (uint64_t c1 = 1;; c1 += 2) {
+        const uint64_t c2 = c1 + 1, nc1 = n + c1, nc2 = n + c2;
+        uint64_t y1 = 2, y2 = 2, x1 = 2, x2 = 2;
+        int failed = 0;
+        for (uint64_t r = PK_WORD_RHO_PAIR_R0; !failed; r *= 2) {
+            x1 = y1;
+            x2 = y2;
+            for (uint64_t i = 0; i < r; i++) {
+                y1 = rho_step(y1, inv, n, nc1);
+                y2 = rho_step(y2, inv, n, nc2);
+            }
+            for (uint64_t k = 0; k < r; k += PK_WORD_RHO_PAIR_BATCH) {
+                const uint64_t ys1 = y1, ys2 = y2;
+                const uint64_t len = r - k < PK_WORD_RHO_PAIR_BATCH ? r - k : PK_WORD_RHO_PAIR_BATCH;
+                uint64_t q1 = 1, q2 = 1;
+                for (uint64_t j = 0; j < len; j++) {
+                    y1 = rho_step(y1, inv, n, nc1);
+                    y2 = rho_step(y2, inv, n, nc2);
+                    q1 = lazy_mul(q1, x1 - y1 + n2, inv, n);
+                    q2 = lazy_mul(q2, x2 - y2 + n2, inv, n);
+                }
+                uint64_t g = pk_w64_gcd(lazy_mul(q1, q2, inv, n), n);
+                if (g == 1)
+                    continue;
+                if (g != n)
+                    return g;
+                /* back over the batch, one walk at a time */
+                uint64_t z = ys1;
+                for (uint64_t j = 0; j < len; j++) {
+                    z = rho_step(z, inv, n, nc1);
+                    g = pk_w64_gcd(x1 - z + n2, n);
+                    if (g != 1)
+                        break;
+                }
+                if (g != 1 && g != n)
+                    return g;
+                z = ys2;
+                for (uint64_t j = 0; j < len; j++) {
+                    z = rho_step(z, inv, n, nc2);
+                    g = pk_w64_gcd(x2 - z + n2, n);
+                    if (g != 1)
+                        break;
+                }
+                if (g != 1 && g != n)
+                    return g;
+                failed = 1; /* both walks closed their cycles mod n together: new constants */
+                break;
+            }
+        }
+    }
+}
+
 /* A nontrivial factor of the odd composite n < 2^64 (no factor below 2^10, not a perfect power). */
 static uint64_t split64(uint64_t n)
 {
+    if (64 - __builtin_clzll(n) <= PK_WORD_RHO_BITS)
+        return rho_pair(n);
     pk_mont64 m;
     pk_mont64_init(&m, n);
     uint64_t credit = UINT64_MAX, work = 0, f = 0;
-    if (64 - __builtin_clzll(n) <= PK_WORD_RHO_BITS) {
-        pk_wrho r;
-        pk_w64_rho_start(&m, &r, 1);
-        while (!pk_w64_rho_run(&m, &r, &credit, &work, &f))
-            credit = UINT64_MAX;
-        return f;
-    }
     pk_wecm64 e;
     memset(&e, 0, sizeof e);
     unsigned bits = (unsigned)(64 - __builtin_clzll(n));
@@ -88,12 +177,15 @@ static pk_u128 split128(pk_u128 n)
    trial bound. Returns 0, or -1 if the prime list would overflow (cannot happen below 2^128). */
 static int finish(part *stack, int top, plist *l)
 {
+    const uint64_t next = pk_word_odd_primes[PK_WORD_TRIAL_USED], next2 = next * next;
     while (top > 0) {
         part c = stack[--top];
         if (c.n == 1)
             continue;
-        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again */
-        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n) : pk_word_bpsw64((uint64_t)c.n);
+        /* parts have no prime factor below 2^10 (and are above 2^10): no trial division again, and a part
+           below the square of the first prime not tried is prime (so are most factors rho finds) */
+        int prime = (c.n >> 64) ? pk_word_is_prime128(c.n)
+                                : c.n < next2 || pk_word_bpsw64((uint64_t)c.n);
         if (prime) {
             if (l->count >= l->cap)
                 return -1;

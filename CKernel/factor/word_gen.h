@@ -46,12 +46,10 @@ W PFX(gcd)(W a, W b)
     a >>= PFX(ctz)(a);
     do {
         b >>= PFX(ctz)(b);
-        if (a > b) {
-            W t = a;
-            a = b;
-            b = t;
-        }
-        b -= a;
+        /* a, b = min(a, b), |b - a|, chosen without a branch (the comparison is a coin toss) */
+        W t = b - a, mask = (W)0 - (W)(b < a);
+        a += t & mask;            /* b when b < a */
+        b = (t ^ mask) - mask;    /* |b - a| */
     } while (b);
     return a << shift;
 }

@@ -219,6 +219,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(word_factor64_matches_brute_force_below_a_million)     \
     X(word_factor64_random_numbers_multiply_back_into_primes) \
     X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \
+    X(word_primality_base_sets_reject_strong_pseudoprimes_to_base_2) \
     X(word_balanced_64_bit_semiprimes_split_through_the_batch_call) \
     X(word_65_to_128_bit_semiprimes_and_numbers_factor_completely) \
     X(word_more_65_to_128_bit_semiprimes_and_numbers_factor_completely) \

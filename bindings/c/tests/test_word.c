@@ -162,6 +162,74 @@ void test_word_factor64_random_numbers_multiply_back_into_primes(void)
     }
 }
 
+/* n odd > 2: strong probable prime to base 2 (GMP arithmetic, independent of the kernel's). */
+static int gmp_sprp2(uint64_t n)
+{
+    mpz_t z, d, x, m1;
+    mpz_inits(z, d, x, m1, NULL);
+    mpz_set_ui(z, n);
+    mpz_sub_ui(m1, z, 1);
+    mpz_set(d, m1);
+    unsigned long s = mpz_scan1(d, 0);
+    mpz_tdiv_q_2exp(d, d, s);
+    mpz_set_ui(x, 2);
+    mpz_powm(x, x, d, z);
+    int pass = mpz_cmp_ui(x, 1) == 0 || mpz_cmp(x, m1) == 0;
+    for (unsigned long r = 1; r < s && !pass; r++) {
+        mpz_powm_ui(x, x, 2, z);
+        pass = mpz_cmp(x, m1) == 0;
+    }
+    mpz_clears(z, d, x, m1, NULL);
+    return pass;
+}
+
+/* Below 1,122,004,669,633 the word primality test proves with fixed strong-test bases after base 2; the
+   numbers that pass base 2 are exactly where a wrong base set would show. */
+void test_word_primality_base_sets_reject_strong_pseudoprimes_to_base_2(void)
+{
+    pkt_rng rng;
+    pkt_rng_for(&rng, "word primality base sets");
+    /* random odd numbers below 2^41, every size */
+    const int count = PKT_SIZE(1000000, 30000);
+    for (int i = 0; i < count; i++) {
+        uint64_t n = (pkt_rand(&rng) >> (23 + pkt_rand_below(&rng, 36))) | 1;
+        PKT_CHECK(pk_word_is_prime64(n) == gmp_prime(n), "is_prime64(%llu)", (unsigned long long)n);
+        PKT_BAIL_IF_MANY();
+    }
+    /* every odd number around the two bounds where the base sets change (both bounds are composite) */
+    static const uint64_t bounds[] = {UINT64_C(4759123141), UINT64_C(1122004669633)};
+    for (size_t b = 0; b < 2; b++) {
+        PKT_CHECK(!pk_word_is_prime64(bounds[b]) && gmp_sprp2(bounds[b]), "bound %zu is a base-2 pseudoprime", b);
+        for (uint64_t n = bounds[b] - PKT_SIZE(20001, 2001); n < bounds[b] + PKT_SIZE(20000, 2000); n += 2) {
+            PKT_CHECK(pk_word_is_prime64(n) == gmp_prime(n), "is_prime64(%llu)", (unsigned long long)n);
+            PKT_BAIL_IF_MANY();
+        }
+    }
+    /* strong pseudoprimes to base 2 of the form p (1 + j (p - 1)) (2047 = 23 * 89 is one, j = 4), below and
+       above 4,759,123,141: each must be called composite */
+    unsigned found_low = 0, found_high = 0;
+    const uint64_t pmax = PKT_SIZE(500000, 60000);
+    for (uint64_t p = 3; p < pmax; p += 2) {
+        if (!gmp_prime(p))
+            continue;
+        for (uint64_t j = 2; j <= 4; j++) {
+            uint64_t q = 1 + j * (p - 1);
+            uint64_t n = p * q;
+            if (!gmp_sprp2(n) || !gmp_prime(q))
+                continue;
+            PKT_CHECK(pk_word_is_prime64(n) == 0, "%llu = %llu * %llu is composite", (unsigned long long)n,
+                      (unsigned long long)p, (unsigned long long)q);
+            if (n < UINT64_C(4759123141))
+                found_low++;
+            else
+                found_high++;
+        }
+        PKT_BAIL_IF_MANY();
+    }
+    PKT_CHECK(found_low >= 10 && found_high >= PKT_SIZE(5u, 1u), "pseudoprimes met: %u below, %u above 4759123141",
+              found_low, found_high);
+}
+
 void test_word_primality_agrees_with_gmp_and_known_pseudoprimes(void)
 {
     pkt_rng rng;
