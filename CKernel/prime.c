@@ -5,6 +5,7 @@
  * pseudoprime exists below 2^64, so there a pass is a proof.
  */
 #include "pk_internal.h"
+#include "factor/word.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -24,22 +25,7 @@ int pk_bpsw(const mpz_t n)
 
 int pk_is_prime_u64(uint64_t n)
 {
-    if (n < 2)
-        return 0;
-    static const uint8_t small[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
-    for (size_t i = 0; i < sizeof small; i++) {
-        if (n == small[i])
-            return 1;
-        if (n % small[i] == 0)
-            return 0;
-    }
-    if (n < 41 * 41)
-        return 1;
-    mpz_t v;
-    mpz_init_set_ui(v, n);
-    int r = pk_bpsw(v);
-    mpz_clear(v);
-    return r != 0;
+    return pk_word_is_prime64(n) != 0; /* one deterministic test below 2^64: the word-size unit's */
 }
 
 uint64_t pk_isqrt_u64(uint64_t n)
