@@ -41,6 +41,7 @@
 #include "pk_internal.h"
 #include "job/codec.h"
 #include "job/pipeline.h"
+#include "trial/trial.h"
 
 #define PK_CHECKPOINT_MAGIC "primekit-checkpoint "
 #define PK_CHECKPOINT_VERSION 2   /* the newest; 1 is still read */

@@ -1,30 +1,15 @@
 /*
- * job.c — job lifecycle, the step loop, progress and the factor list.
+ * job.c — the public job API: create, destroy, interrupt, conclude, the step
+ * loop and progress. The step loop drives the units in one direction: trial
+ * division (trial/) first, then the pipeline of a complete job
+ * (job/pipeline.c); both work on the job's core (job/core.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pk_internal.h"
 #include "job/pipeline.h"
-
-_Static_assert(sizeof(unsigned long) == 8, "the kernel assumes an LP64 platform");
-
-pk_job *pk_job_alloc(void)
-{
-    pk_job *job = calloc(1, sizeof *job);
-    if (!job)
-        return NULL;
-    atomic_init(&job->interrupt, 0);
-    atomic_init(&job->conclude, 0);
-    mpz_init(job->n);
-    mpz_init(job->cof);
-    pk_sieve_init(&job->sieve);
-    job->max_digits = PK_DEFAULT_MAX_DIGITS;
-    job->bpsw_digits = PK_DEFAULT_BPSW_DIGITS;
-    job->mode = PK_MODE_TRIAL; /* configure or restore sets the job's own */
-    job->limit = PK_U64_MAX;
-    return job;
-}
+#include "trial/trial.h"
 
 void pk_job_destroy(pk_job *job)
 {
@@ -49,13 +34,6 @@ void pk_job_interrupt(pk_job *job)
         atomic_store_explicit(&job->interrupt, 1, memory_order_release);
 }
 
-int pk_job_take_interrupt(pk_job *job)
-{
-    if (!atomic_load_explicit(&job->interrupt, memory_order_relaxed))
-        return 0;
-    return atomic_exchange_explicit(&job->interrupt, 0, memory_order_acq_rel) != 0;
-}
-
 int pk_job_conclude(pk_job *job)
 {
     if (!job)
@@ -64,64 +42,6 @@ int pk_job_conclude(pk_job *job)
         return PK_E_OPTIONS; /* the mode is fixed when the job is made */
     atomic_store_explicit(&job->conclude, 1, memory_order_release);
     return PK_OK;
-}
-
-int pk_job_concluding(pk_job *job)
-{
-    if (!job->concluded && !job->done && job->mode == PK_MODE_COMPLETE &&
-        atomic_load_explicit(&job->conclude, memory_order_acquire))
-        job->concluded = 1;
-    return job->concluded;
-}
-
-int pk_job_stop_requested(pk_job *job)
-{
-    if (pk_job_concluding(job))
-        return 1;
-    return pk_job_take_interrupt(job);
-}
-
-int pk_job_poll(pk_job *job)
-{
-    job->polls++;
-    if (job->poll_trap && job->polls == job->poll_trap)
-        pk_job_interrupt(job);
-    return pk_job_stop_requested(job);
-}
-
-/* min(cap, floor(sqrt(v))) without a square root of a huge v. */
-static uint64_t sqrt_capped(const mpz_t v, uint64_t cap)
-{
-    if (mpz_sizeinbase(v, 2) <= 64) {
-        uint64_t r = pk_isqrt_u64(mpz_get_ui(v));
-        return r < cap ? r : cap;
-    }
-    if (mpz_sizeinbase(v, 2) > 128)
-        return cap; /* the root is at least 2^64 */
-    mpz_t r;
-    mpz_init(r);
-    mpz_sqrt(r, v);
-    if (mpz_cmp_ui(r, cap) < 0)
-        cap = mpz_get_ui(r);
-    mpz_clear(r);
-    return cap;
-}
-
-void pk_job_refresh_bound(pk_job *job)
-{
-    if (job->from <= 2) {
-        /* Every prime below next is gone: a prime factor left is above
-           sqrt(cof) only if it is cof itself. */
-        job->eff_bound = sqrt_capped(job->cof, job->bound);
-    } else {
-        /* Primes below the range may still divide cof, so a prime of the
-           range can exceed sqrt(cof): stop only past cof itself. */
-        job->eff_bound = job->bound;
-        if (mpz_sizeinbase(job->cof, 2) <= 64 && mpz_get_ui(job->cof) < job->bound)
-            job->eff_bound = mpz_get_ui(job->cof);
-    }
-    if (job->eff_bound > job->limit)
-        job->eff_bound = job->limit; /* may fall below from: the range is then empty */
 }
 
 void pk_job_update_percent(pk_job *job)
@@ -142,125 +62,6 @@ void pk_job_update_percent(pk_job *job)
         p = job->pipe ? pk_pipe_percent(job) : p * 0.1; /* trial division: the first tenth */
     if (p > job->percent)
         job->percent = p;
-}
-
-int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e)
-{
-    return pk_job_add_prime(job, p, e, PK_CERTAINTY_PROVEN);
-}
-
-int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty)
-{
-    size_t i = 0;
-    while (i < job->factor_count && mpz_cmp(job->factors[i].prime, p) < 0)
-        i++;
-    if (i < job->factor_count && mpz_cmp(job->factors[i].prime, p) == 0) {
-        job->factors[i].exponent += e;
-        return PK_OK;
-    }
-    if (job->factor_count == job->factor_cap) {
-        size_t cap = job->factor_cap ? 2 * job->factor_cap : 8;
-        pk_factor *f = realloc(job->factors, cap * sizeof *f);
-        if (!f)
-            return PK_E_NOMEM;
-        job->factors = f;
-        job->factor_cap = cap;
-    }
-    memmove(&job->factors[i + 1], &job->factors[i], (job->factor_count - i) * sizeof *job->factors);
-    mpz_init_set(job->factors[i].prime, p);
-    job->factors[i].exponent = e;
-    job->factors[i].certainty = certainty;
-    job->factor_count++;
-    return PK_OK;
-}
-
-int pk_job_divide_out(pk_job *job, uint64_t d)
-{
-    /* Divisors are tried in ascending order: from 2, every hit is prime. A
-       range that starts above 2 can meet composites whose primes lie below
-       it: there only proven primes are divided out. */
-    if (job->from > 2 && !pk_is_prime_u64(d))
-        return 0;
-    uint64_t e = 0;
-    while (mpz_divisible_ui_p(job->cof, d)) {
-        mpz_divexact_ui(job->cof, job->cof, d);
-        e++;
-    }
-    if (e == 0)
-        return 0;
-    mpz_t p;
-    mpz_init_set_ui(p, d);
-    int rc = pk_job_add_factor(job, p, e);
-    mpz_clear(p);
-    if (rc != PK_OK)
-        return rc; /* cof already reduced; the factor list is short one entry */
-    pk_job_refresh_bound(job);
-    return 1;
-}
-
-int pk_job_trial_proves(const pk_job *job, const mpz_t v)
-{
-    int proven = 0;
-    if (job->from <= 2) {
-        if (mpz_sizeinbase(v, 2) <= 64) {
-            pk_u128 sq = (pk_u128)job->next * job->next;
-            proven = sq > (pk_u128)mpz_get_ui(v);
-        } else {
-            mpz_t sq;
-            mpz_init_set_ui(sq, job->next);
-            mpz_mul(sq, sq, sq);
-            proven = mpz_cmp(sq, v) > 0;
-            mpz_clear(sq);
-        }
-    }
-    return proven;
-}
-
-/* Trial division from 2 up to next-1 with next^2 > cof proves cof prime. */
-static int proven_by_trial(const pk_job *job)
-{
-    return pk_job_trial_proves(job, job->cof);
-}
-
-/* What the end of a job concludes about a cofactor above 1. PK_COFACTOR_ONE
-   means prime and proven (trial division from 2 past its square root, or BPSW
-   below 2^64): it belongs in the factor list. Pure: the same job state gives
-   the same answer, which is how a restored checkpoint's status is checked. */
-int pk_job_classify_cofactor(const pk_job *job)
-{
-    if (proven_by_trial(job))
-        return PK_COFACTOR_ONE;
-    /* sizeinbase may say one digit too many: settle the boundary exactly. */
-    if (mpz_sizeinbase(job->cof, 2) <= 64 || mpz_sizeinbase(job->cof, 10) <= job->bpsw_digits ||
-        (mpz_sizeinbase(job->cof, 10) == job->bpsw_digits + 1 &&
-         pk_decimal_length(job->cof) <= job->bpsw_digits)) {
-        switch (pk_bpsw(job->cof)) {
-        case 2: return PK_COFACTOR_ONE;
-        case 1: return PK_COFACTOR_PROBABLE_PRIME;
-        default: return PK_COFACTOR_COMPOSITE;
-        }
-    }
-    return PK_COFACTOR_UNKNOWN;
-}
-
-int pk_job_finish(pk_job *job)
-{
-    int status = PK_COFACTOR_ONE;
-    if (mpz_cmp_ui(job->cof, 1) != 0) {
-        status = pk_job_classify_cofactor(job);
-        if (status == PK_COFACTOR_ONE) {
-            int rc = pk_job_add_factor(job, job->cof, 1);
-            if (rc != PK_OK)
-                return rc;
-            mpz_set_ui(job->cof, 1);
-        }
-    }
-    job->cof_status = status;
-    job->cof_digits = pk_decimal_length(job->cof);
-    job->done = 1;
-    job->percent = 100.0;
-    pk_tdgmp_release(job);
-    return PK_OK;
 }
 
 static int configure(pk_job *job, const char *candidate, const pk_options *o)
@@ -297,9 +98,9 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
         if (bound < from)
             return PK_E_OPTIONS;
     } else if (job->mode == PK_MODE_COMPLETE) {
-        bound = sqrt_capped(job->n, pk_pipe_trial_bound(mpz_sizeinbase(job->n, 2)));
+        bound = pk_sqrt_capped(job->n, pk_pipe_trial_bound(mpz_sizeinbase(job->n, 2)));
     } else {
-        bound = sqrt_capped(job->n, PK_DEFAULT_BOUND_CAP);
+        bound = pk_sqrt_capped(job->n, PK_DEFAULT_BOUND_CAP);
         if (from > 2 && bound < from) /* from above the default bound: an empty range */
             return PK_E_OPTIONS;
     }
@@ -311,39 +112,6 @@ static int configure(pk_job *job, const char *candidate, const pk_options *o)
     job->cache = o->cache;
     pk_dispatch_select(o->simd, &job->dispatch);
     pk_job_refresh_bound(job);
-    return PK_OK;
-}
-
-int pk_job_set_candidate(pk_job *job, const char *digits, size_t len)
-{
-    char *text = malloc(len + 1);
-    if (!text)
-        return PK_E_NOMEM;
-    memcpy(text, digits, len);
-    text[len] = '\0';
-    if (mpz_set_str(job->n, text, 10) != 0) {
-        free(text);
-        return PK_E_PARSE;
-    }
-    free(job->n_text);
-    job->n_text = text;
-    job->n_len = len;
-    return PK_OK;
-}
-
-int pk_options_resolve(const pk_options *options, pk_options *out)
-{
-    if (!options) {
-        pk_options_init(out);
-        return PK_OK;
-    }
-    if (options->size < sizeof(pk_options))
-        return PK_E_ARG;
-    *out = *options;
-    out->size = sizeof *out;
-    if (out->max_digits == 0 || out->simd < PK_SIMD_AUTO || out->simd > PK_SIMD_AVX512 ||
-        (out->mode != PK_MODE_COMPLETE && out->mode != PK_MODE_TRIAL) || out->ecm_digits > 70)
-        return PK_E_OPTIONS;
     return PK_OK;
 }
 
@@ -393,7 +161,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
             /* Concluded: trial division ends where it is. An open window's
                range [next, win_pos) was not checked and is not counted. */
             pk_tdgmp_release(job);
-            if (mpz_cmp_ui(job->cof, 1) != 0 && !proven_by_trial(job)) {
+            if (mpz_cmp_ui(job->cof, 1) != 0 && !pk_job_trial_proves(job, job->cof)) {
                 int rc = pk_pipe_start(job);
                 if (rc < 0)
                     return rc;
@@ -413,9 +181,10 @@ int pk_job_step(pk_job *job, uint64_t budget)
             }
             if (mpz_cmp_ui(job->cof, 1) != 0 && job->next <= job->eff_bound)
                 continue;
+            pk_tdgmp_release(job); /* trial division is over: its scratch is not needed again */
             if (job->mode == PK_MODE_COMPLETE && mpz_cmp_ui(job->cof, 1) != 0 &&
-                !proven_by_trial(job)) {
-                /* Trial division is over: the later stages take the cofactor. */
+                !pk_job_trial_proves(job, job->cof)) {
+                /* The later stages take the cofactor. */
                 rc = pk_pipe_start(job);
                 if (rc < 0)
                     return rc;

@@ -3,7 +3,7 @@
  *
  * A single mpz_mul, mpz_tdiv_r or mpz_gcd of million-digit numbers runs for
  * tens or hundreds of milliseconds and cannot be interrupted. The window check
- * of td_gmp.c (a product reduced modulo the cofactor, then one gcd) is built
+ * of trial/gmp.c (a product reduced modulo the cofactor, then one gcd) is built
  * here from pieces instead: every function below does one piece per call and
  * keeps its progress in a state structure, so the caller can poll its
  * interrupt flag between pieces, return, and continue later from the same

@@ -21,21 +21,9 @@ __extension__ typedef unsigned __int128 pk_u128;
 
 /* ------------------------------------------------------------ dispatch */
 
-/*
- * The divisibility tests of the 64-bit and 128-bit paths scan whole turns of
- * the 2·3·5·7 = 210 wheel: turn t holds the 48 candidates 210·t + r with r in
- * pk_wheel_residues. A scan returns the smallest candidate dividing n, or 0.
- * Implementations are chosen at run time (pk_dispatch); all give identical
- * answers. They are only called for divisors at or above PK_FP_MIN_DIVISOR,
- * where the floating-point reciprocal error bounds hold (see scan.c).
- */
-#define PK_WHEEL 210u
-#define PK_WHEEL_SLOTS 48u
-extern const uint8_t pk_wheel_residues[PK_WHEEL_SLOTS];
-
-#define PK_FP_MIN_DIVISOR (UINT64_C(1) << 20)   /* below: exact division */
-#define PK_FP128_MAX_DIVISOR (UINT64_C(1) << 32) /* 128-bit path: at or above, exact division */
-
+/* The trial-division scans chosen at run time for a job (trial/trial.h
+   describes them: the smallest candidate of wheel turns [turn_lo, turn_hi)
+   dividing n, or 0). */
 typedef uint64_t (*pk_scan64_fn)(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
 typedef uint64_t (*pk_scan128_fn)(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
 
@@ -51,40 +39,6 @@ typedef struct pk_dispatch {
  * falls back to the best one below it. out->simd records the choice.
  */
 void pk_dispatch_select(int requested, pk_dispatch *out);
-
-uint64_t pk_scan64_portable(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
-uint64_t pk_scan128_portable(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
-#if defined(__x86_64__)
-uint64_t pk_scan64_avx2(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
-uint64_t pk_scan128_avx2(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
-uint64_t pk_scan64_avx512(uint64_t n, uint64_t turn_lo, uint64_t turn_hi);
-uint64_t pk_scan128_avx512(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
-#endif
-
-/* Shared by the scans (scan.c; method and error bounds there). */
-
-/* First turns whose candidates are all >= 2^28 (64-bit) and >= 2^29 (128-bit):
-   from there on one Newton step per turn keeps the reciprocals precise enough;
-   below, the scans take two. */
-#define PK_FP64_ONE_STEP_TURN (((UINT64_C(1) << 28) + PK_WHEEL - 1) / PK_WHEEL)
-#define PK_FP128_ONE_STEP_TURN (((UINT64_C(1) << 29) + PK_WHEEL - 1) / PK_WHEEL)
-
-/* n = hi + lo exactly, hi a double with at most 53 significant bits of n,
-   0 <= lo < 2^11. */
-void pk_n64_split(uint64_t n, double *hi, double *lo);
-
-/* n < 2^128 in three exact pieces, n = top_int * 2^76 + mid_int * 2^38 + low * 2^38:
-   top_int = n >> 76 (below 2^52), mid_int = (n >> 38) mod 2^38, low = (n mod 2^38)
-   / 2^38, and the scaled copies top = top_int / 2^38, mid = mid_int / 2^38. */
-#define PK_N128_SCALE 274877906944.0 /* 2^38 */
-typedef struct pk_n128_parts {
-    double top, top_int, mid, mid_int, low;
-} pk_n128_parts;
-void pk_n128_parts_init(pk_u128 n, pk_n128_parts *out);
-
-/* The smallest candidate of turn t dividing n (exact remainders), or 0. */
-uint64_t pk_turn_divisor64(uint64_t n, uint64_t t);
-uint64_t pk_turn_divisor128(pk_u128 n, uint64_t t);
 
 /* ------------------------------------------------------------- sieve */
 
@@ -308,45 +262,6 @@ int pk_gcd_run(pk_gcd *g, mpz_t out, pk_poll_fn poll, void *ctx);
 
 /* ------------------------------------------------------------ job */
 
-/* Window work in pieces (td_gmp.c): nodes paired, then the window check —
-   the window's nodes folded one by one into a residue modulo the cofactor,
-   then the gcd of the two. */
-enum {
-    PK_FLUSH_NONE = 0,          /* no window check under way */
-    PK_FLUSH_MODULUS,           /* the reciprocal of the cofactor */
-    PK_FLUSH_FOLD,              /* nodes folded into acc */
-    PK_FLUSH_GCD,               /* gcd(cof, acc) */
-    PK_FLUSH_CONSTANT           /* the folding constant F */
-};
-typedef struct pk_flush {
-    int stage;                  /* PK_FLUSH_* */
-    int fold_phase;
-    int acc_set;                /* acc holds the product of the nodes folded so far, mod cof */
-    size_t cap;                 /* limbs per multiplication piece */
-    mpz_t acc, y, tmp, g;
-    pk_mulp mp;
-    pk_modulus md;              /* the cofactor and its reciprocal, kept while cof is unchanged */
-    mpz_t F;                    /* 2^split mod cof, for folding; ready with md when f_ready */
-    size_t fc, split;           /* folding block bits, and split = bits of cof + 1 + fc */
-    int f_ready;
-    pk_fold fd;
-    pk_reduce rd;
-    pk_gcd gcd;
-    /* Pairing two nodes larger than a piece (only with a cache, which keeps
-       the result): Karatsuba over pieces into pz. */
-    int pairing;
-    pk_kmul km;
-    mpz_t pz;
-} pk_flush;
-
-/* The nodes of an open GMP window (td_gmp.c). */
-typedef struct pk_window_stack {
-    mpz_t node[64];
-    unsigned level[64];
-    long count[64];
-    uint64_t index[64];
-} pk_window_stack;
-
 typedef struct pk_factor {
     mpz_t prime;
     uint64_t exponent;
@@ -354,6 +269,8 @@ typedef struct pk_factor {
 } pk_factor;
 
 struct pk_pipe;                 /* the stages after trial division (job/pipeline.c) */
+struct pk_flush;                /* trial division's window check (trial/trial.h) */
+struct pk_window_stack;
 
 struct pk_job {
     atomic_int interrupt;       /* set by pk_job_interrupt, consumed by step */
@@ -395,14 +312,13 @@ struct pk_job {
     size_t ckpt_len;
     uint64_t ckpt_revision;            /* shared segment products, may be NULL */
 
-    /* GMP window mode (td_gmp.c): products of the segments of
+    /* GMP window mode (trial/gmp.c): products of the segments of
        [next, win_pos) wait on a stack of aligned tree nodes for one gcd.
        In memory only: a checkpoint records next, the window's start. */
     int win_open;
     uint64_t win_pos, win_tested, win_work, win_bits;
     unsigned win_depth;
     struct pk_window_stack *ws; /* allocated on the first window */
-    int no_window;              /* force word products (splitting a gcd) */
     struct pk_flush *fl;        /* the window check in progress; allocated on the first */
     /* A segment product being built in pieces: the primes of [rp_lo, rp_hi)
        packed into rp_words words of tree[], paired level by level. */
@@ -429,6 +345,8 @@ int pk_options_resolve(const pk_options *options, pk_options *out);
 int pk_job_set_candidate(pk_job *job, const char *digits, size_t len);
 /* Create an empty job (no candidate yet). */
 pk_job *pk_job_alloc(void);
+/* min(cap, floor(sqrt(v))) without a square root of a huge v. */
+uint64_t pk_sqrt_capped(const mpz_t v, uint64_t cap);
 /* Recompute eff_bound from cof and bound. */
 void pk_job_refresh_bound(pk_job *job);
 /* Record a proven prime factor p with exponent e (merging with an equal one). */
@@ -459,23 +377,8 @@ int pk_job_concluding(pk_job *job);
    concluding (the flag stays) or an interrupt was pending (consumed). */
 int pk_job_stop_requested(pk_job *job);
 
-/* The paths. Each advances job->next within budget; see the .c files. */
-int pk_td_word(pk_job *job, uint64_t *budget);
-int pk_tdgmp(pk_job *job, uint64_t *budget);
-void pk_tdgmp_release(pk_job *job);
-
-/* Close an open window: fold, gcd, split, divide out. PK_OK, a negative
-   error, or PK_PATH_INTERRUPT (interrupt consumed; the check continues from
-   where it stopped on the next call). */
-int pk_tdgmp_flush(pk_job *job);
-/* The open window's product modulo the cofactor. */
-void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
 /* FNV-1a 64 of a checkpoint's bytes before its checksum line (the value that line holds). */
 uint64_t pk_checkpoint_checksum(const char *s, size_t n);
-
-/* Reopen a window from a checkpoint with the given residue. */
-int pk_tdgmp_window_restore(pk_job *job, uint64_t to, uint64_t tested, uint64_t work,
-                            const mpz_t residue);
 
 /* Internal outcome of a path call. */
 enum {

@@ -248,7 +248,6 @@ static void finish(pk_job *job)
     job->cof_digits = pk_decimal_length(job->cof);
     job->done = 1;
     job->percent = 100.0;
-    pk_tdgmp_release(job);
 }
 
 int pk_pipe_start(pk_job *job)
@@ -264,7 +263,6 @@ int pk_pipe_start(pk_job *job)
         return rc;
     }
     job->pipe = p;
-    pk_tdgmp_release(job); /* trial division's scratch is not needed again */
     return PK_OK;
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_pieces.c — the GMP window work in pieces (CKernel/pieces.c and the
- * window check of td_gmp.c): the gcd, the Barrett reduction and the products
+ * window check of trial/gmp.c): the gcd, the Barrett reduction and the products
  * against GMP, every piece's operands within the cap, and interrupts raised at
  * many points of big-cofactor jobs (segment products, pairing, folding, gcd)
  * resuming to the answer of an uninterrupted run on every dispatch path, with
@@ -16,6 +16,7 @@
 
 #include "pkt.h"
 #include "pk_internal.h"
+#include "trial/trial.h"
 
 /* ------------------------------------------------------------ helpers */
 

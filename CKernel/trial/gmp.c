@@ -1,5 +1,5 @@
 /*
- * td_gmp.c — trial division of a cofactor above 128 bits.
+ * trial/gmp.c — trial division of a cofactor above 128 bits.
  *
  * Divisors are the primes of a segmented sieve (sieve.c), one segment of
  * PK_SIEVE_SPAN integers at a time. Two strategies, chosen by the size of the
@@ -19,8 +19,8 @@
  * PK_WINDOW_FACTOR times as many bits as the cofactor. Then the window check:
  * r = P mod cof (node by node) and g = gcd(r, cof) test every prime of the
  * window at once: g is the product of those dividing the cofactor, and is
- * split by word-product trial division over the window, which is quick
- * because g is small. The cofactor is read a handful of times per window
+ * split by testing the window's primes against g in order until it is 1,
+ * which is quick because g is small. The cofactor is read a handful of times per window
  * instead of once per word of primes.
  *
  * All window work runs in pieces (pieces.c) with a poll of the interrupt flag
@@ -38,7 +38,7 @@
  */
 #include <stdlib.h>
 
-#include "pk_internal.h"
+#include "trial/trial.h"
 
 #define PK_GROUP_LIMB_OPS (UINT64_C(1) << 17)
 #ifndef PK_WINDOW_MIN_LIMBS
@@ -344,40 +344,44 @@ static void push_node(pk_job *job, unsigned level, uint64_t index, long count)
     job->ws->count[d] = count;
 }
 
-/* Split g (a product of distinct primes of [lo, hi)) and divide them out. */
+/* Split g (a product of distinct primes of [lo, hi), each dividing the
+   cofactor) and divide them out: the primes of [lo, hi) from a sieve of its
+   own, in order, each tested against what is left of g (a few limbs) until
+   nothing is. */
 static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
 {
-    pk_job *sub = pk_job_alloc();
-    if (!sub)
+    uint64_t *primes = malloc((PK_SIEVE_SPAN / 2 + 2) * sizeof *primes);
+    if (!primes)
         return PK_E_NOMEM;
-    mpz_set(sub->n, g);
-    mpz_set(sub->cof, g);
-    sub->from = lo;
-    sub->bound = hi - 1;
-    sub->next = lo;
-    sub->bpsw_digits = 0;
-    sub->no_window = 1;
-    sub->dispatch = job->dispatch;
-    pk_job_refresh_bound(sub);
-    int rc;
-    while ((rc = pk_job_step(sub, PK_U64_MAX)) == PK_MORE)
-        ;
-    if (rc == PK_DONE) {
-        rc = PK_OK;
-        for (size_t i = 0; i < sub->factor_count && rc == PK_OK; i++) {
-            if (!mpz_fits_ulong_p(sub->factors[i].prime)) {
-                rc = PK_E_INTERNAL;
-                break;
-            }
-            int r = pk_job_divide_out(job, mpz_get_ui(sub->factors[i].prime));
+    pk_sieve sv;
+    pk_sieve_init(&sv);
+    mpz_t rest;
+    mpz_init_set(rest, g);
+    int rc = PK_OK;
+    for (uint64_t a = lo; rc == PK_OK && a < hi && mpz_cmp_ui(rest, 1) != 0;) {
+        uint64_t b = hi - a > PK_SIEVE_SPAN ? a + PK_SIEVE_SPAN : hi;
+        long count = pk_sieve_primes(&sv, a, b, primes);
+        if (count < 0)
+            rc = PK_E_NOMEM;
+        for (long i = 0; i < count && rc == PK_OK; i++) {
+            if (!mpz_divisible_ui_p(rest, primes[i]))
+                continue;
+            mpz_divexact_ui(rest, rest, primes[i]);
+            int r = pk_job_divide_out(job, primes[i]);
             if (r < 0)
                 rc = r;
+            if (mpz_cmp_ui(rest, 1) == 0)
+                break;
         }
+        a = b;
     }
-    pk_job_destroy(sub);
+    if (rc == PK_OK && mpz_cmp_ui(rest, 1) != 0)
+        rc = PK_E_INTERNAL; /* never: g is a product of primes of the window */
+    mpz_clear(rest);
+    pk_sieve_free(&sv);
+    free(primes);
     return rc;
 }
-
 
 static int ensure_flush(pk_job *job)
 {
@@ -667,7 +671,7 @@ static int windows(pk_job *job, uint64_t *budget)
 
 int pk_tdgmp(pk_job *job, uint64_t *budget)
 {
-    if (job->win_open || (!job->no_window && mpz_size(job->cof) >= PK_WINDOW_MIN_LIMBS))
+    if (job->win_open || mpz_size(job->cof) >= PK_WINDOW_MIN_LIMBS)
         return windows(job, budget);
     return word_products(job, budget);
 }

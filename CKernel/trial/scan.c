@@ -1,5 +1,5 @@
 /*
- * scan.c — the divisibility tests of the 64-bit and 128-bit paths: the
+ * trial/scan.c — the divisibility tests of the 64-bit and 128-bit paths: the
  * portable implementation, the helpers the SIMD implementations share
  * (scan_avx2.c, scan_avx512.c), and the run-time choice between them.
  *
@@ -75,7 +75,7 @@
  */
 #include <string.h>
 
-#include "pk_internal.h"
+#include "trial/trial.h"
 
 const uint8_t pk_wheel_residues[PK_WHEEL_SLOTS] = {
     1,   11,  13,  17,  19,  23,  29,  31,  37,  41,  43,  47,  53,  59,  61,  67,
@@ -362,49 +362,4 @@ uint64_t pk_turn_divisor128(pk_u128 n, uint64_t t)
             return d;
     }
     return 0;
-}
-
-/* ------------------------------------------------------------- dispatch */
-
-/* The best path at or below `limit` that this CPU and build can run. */
-static int simd_best(int limit)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (limit >= PK_SIMD_AVX512 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512dq"))
-        return PK_SIMD_AVX512;
-    if (limit >= PK_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
-        return PK_SIMD_AVX2;
-#endif
-    (void)limit;
-    return PK_SIMD_PORTABLE;
-}
-
-int pk_simd_active(int requested)
-{
-    if (requested < PK_SIMD_AUTO || requested > PK_SIMD_AVX512)
-        return PK_E_OPTIONS;
-    return simd_best(requested == PK_SIMD_AUTO ? PK_SIMD_AVX512 : requested);
-}
-
-void pk_dispatch_select(int requested, pk_dispatch *out)
-{
-    int simd = pk_simd_active(requested);
-    out->simd = PK_SIMD_PORTABLE;
-    out->scan64 = pk_scan64_portable;
-    out->scan128 = pk_scan128_portable;
-#if defined(__x86_64__)
-    if (simd == PK_SIMD_AVX512) {
-        out->simd = simd;
-        out->scan64 = pk_scan64_avx512;
-        out->scan128 = pk_scan128_avx512;
-    } else if (simd == PK_SIMD_AVX2) {
-        out->simd = simd;
-        out->scan64 = pk_scan64_avx2;
-        out->scan128 = pk_scan128_avx2;
-    }
-#else
-    (void)simd;
-#endif
 }

@@ -1,5 +1,5 @@
 /*
- * td_word.c — trial division while the cofactor fits in 128 bits.
+ * trial/word.c — trial division while the cofactor fits in 128 bits.
  *
  * Divisors: 2, 3, 5, 7, then the candidates of the 210-wheel (48 of every
  * 210 integers). Below PK_FP_MIN_DIVISOR, and for partial wheel turns at the
@@ -9,7 +9,7 @@
  * and the budget are checked between blocks, and every block boundary is a
  * resume point (job->next).
  */
-#include "pk_internal.h"
+#include "trial/trial.h"
 
 #define PK_BLOCK 65536u /* candidates per block: well under 1 ms on any path */
 
