@@ -215,8 +215,7 @@ int pk_w64_rho_run(const pk_mont64 *m, pk_wrho *r, uint64_t *credit, uint64_t *w
         /* the next call (if any) restarts with another constant */
         pk_w64_rho_start(m, r, r->c + 1 >= n - 2 ? 1 : r->c + 1);
     }
-    *credit -= 2 * done;
-    *work += 2 * done;
+    pk_word_charge(credit, work, 2 * done); /* steps <= *credit / 2: always covered */
     return found;
 }
 

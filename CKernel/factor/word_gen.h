@@ -328,10 +328,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
     for (;;) {
         const pk_word_ecm_level *L = pk_word_ecm_level_for(nbits, e->curve);
         if (e->stage == 0) {
-            if (*credit < PK_WORD_COST_CURVE)
+            if (!pk_word_charge(credit, work, PK_WORD_COST_CURVE))
                 return 0;
-            *credit -= PK_WORD_COST_CURVE;
-            *work += PK_WORD_COST_CURVE;
             W g = PFX(ecm_curve)(m, e);
             if (g != 1) {
                 e->curve++;
@@ -351,10 +349,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
                 /* p = 2: doublings only */
                 unsigned k = 31 - (unsigned)__builtin_clz(L->b1);
                 uint64_t cost = 5 * (uint64_t)k;
-                if (*credit < cost)
+                if (!pk_word_charge(credit, work, cost))
                     return 0;
-                *credit -= cost;
-                *work += cost;
                 PFX(pt) p = {e->x, e->z};
                 for (unsigned i = 0; i < k; i++)
                     p = PFX(dbl)(m, p, e->a24);
@@ -365,10 +361,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
             }
             unsigned p = e->pos - 1 < PK_WORD_ODD_PRIMES ? pk_word_odd_primes[e->pos - 1] : 0x10000;
             if (p > L->b1) {
-                if (*credit < PK_WORD_COST_BABY)
+                if (!pk_word_charge(credit, work, PK_WORD_COST_BABY))
                     return 0;
-                *credit -= PK_WORD_COST_BABY;
-                *work += PK_WORD_COST_BABY;
                 W g = PFX(ecm_baby)(m, e, L);
                 if (g != 1) {
                     e->stage = 0;
@@ -400,10 +394,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
                 q *= p;
             int bits = 64 - __builtin_clzll(q);
             uint64_t cost = 11 * (uint64_t)bits;
-            if (*credit < cost)
+            if (!pk_word_charge(credit, work, cost))
                 return 0;
-            *credit -= cost;
-            *work += cost;
             PFX(pt) pt0 = {e->x, e->z}, r;
             PFX(ladder)(m, pt0, q, e->a24, &r, NULL);
             e->x = r.x;
@@ -416,10 +408,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
         const uint64_t cost = 2 * (uint64_t)nb + 6;
         const uint32_t mhi = pk_word_ecm_giant_end(L);
         if (e->pos > mhi) {
-            if (*credit < PK_WORD_COST_GCD)
+            if (!pk_word_charge(credit, work, PK_WORD_COST_GCD))
                 return 0;
-            *credit -= PK_WORD_COST_GCD;
-            *work += PK_WORD_COST_GCD;
             W g = PFX(gcd)(e->acc, m->n);
             e->stage = 0;
             e->pos = 0;
@@ -430,10 +420,8 @@ int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint
             }
             continue;
         }
-        if (*credit < cost)
+        if (!pk_word_charge(credit, work, cost))
             return 0;
-        *credit -= cost;
-        *work += cost;
         /* two products in turn, so consecutive multiplications do not wait on each other */
         W acc = e->acc, acc2 = m->one;
         for (unsigned i = 0; i < nb; i += 2) {

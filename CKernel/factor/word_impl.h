@@ -32,6 +32,19 @@ extern PK_WORD_TABLE_CONST pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVE
 #define PK_WORD_COST_BABY 800u
 #define PK_WORD_COST_GCD 100u
 
+/* Charge a piece of `cost` units to a run's budget: when *credit covers it,
+   take it from *credit, add it to *work and return 1; otherwise change
+   nothing and return 0 (the piece waits for a later budget). Every leg of
+   the splitters (trial, power, rho, ECM) pays through this. */
+static inline int pk_word_charge(uint64_t *credit, uint64_t *work, uint64_t cost)
+{
+    if (*credit < cost)
+        return 0;
+    *credit -= cost;
+    *work += cost;
+    return 1;
+}
+
 const pk_word_ecm_level *pk_word_ecm_level_for(unsigned nbits, uint32_t curve);
 unsigned pk_word_baby_count(uint32_t d);
 uint32_t pk_word_ecm_giant_end(const pk_word_ecm_level *L);

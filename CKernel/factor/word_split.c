@@ -67,10 +67,8 @@ int pk_wsplit_run(pk_wsplit *s, uint64_t budget, pk_u128 *factor)
     for (;;) {
         if (s->method == PK_WSPLIT_TRIAL) {
             if (s->tpos < TRIAL_COUNT) {
-                if (s->credit < TRIAL_COST)
+                if (!pk_word_charge(&s->credit, &s->work, TRIAL_COST))
                     return 0;
-                s->credit -= TRIAL_COST;
-                s->work += TRIAL_COST;
                 uint32_t p = trial_prime(s->tpos++);
                 if (s->n % p == 0 && s->n != p) {
                     *factor = p;
@@ -78,10 +76,8 @@ int pk_wsplit_run(pk_wsplit *s, uint64_t budget, pk_u128 *factor)
                 }
                 continue;
             }
-            if (s->credit < POWER_COST)
+            if (!pk_word_charge(&s->credit, &s->work, POWER_COST))
                 return 0;
-            s->credit -= POWER_COST;
-            s->work += POWER_COST;
             pk_u128 root;
             unsigned k = pk_word_power128(s->n, &root);
             start_method(s);

@@ -276,6 +276,47 @@ void pkt_check_progress_step(const pk_progress *b, const pk_progress *a, const c
     PKT_CHECK(!b->done || a->done, "%s: a done job became not done", what);
 }
 
+int pkt_drive_job(pk_job **job, const pkt_drive *d)
+{
+    int st = PK_MORE;
+    for (uint64_t step = 0; step < d->max_steps; step++) {
+        uint64_t budget = d->next_budget ? d->next_budget(d->ctx, step) : d->budget;
+        st = pk_job_step(*job, budget);
+        if (st != PK_MORE && st != PK_INTERRUPTED)
+            return st;
+        if (d->after_step)
+            d->after_step(d->ctx, job, st);
+    }
+    return PK_MORE;
+}
+
+pk_job *pkt_restore_copy(pk_job *job, const char *what, const char *must_contain, int same_text)
+{
+    size_t len = 0;
+    char *text = pkt_checkpoint(job, &len);
+    PKT_CHECK(text != NULL, "%s: checkpoint failed", what);
+    if (!text)
+        return job;
+    if (must_contain)
+        PKT_CHECK(strstr(text, must_contain) != NULL, "%s: the checkpoint lacks \"%s\"", what, must_contain);
+    pk_job *back = NULL;
+    int st = pk_job_restore(text, len, NULL, &back);
+    PKT_CHECK_STATUS(st, PK_OK, what);
+    if (st == PK_OK && back) {
+        if (same_text) {
+            size_t len2 = 0;
+            char *again = pkt_checkpoint(back, &len2);
+            PKT_CHECK(again && len2 == len && memcmp(again, text, len) == 0,
+                      "%s: the restored job checkpoints differently", what);
+            free(again);
+        }
+        pk_job_destroy(job);
+        job = back;
+    }
+    free(text);
+    return job;
+}
+
 int pkt_run(pk_job *job, uint64_t budget, uint64_t max_steps)
 {
     pk_progress before, after;

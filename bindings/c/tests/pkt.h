@@ -101,6 +101,27 @@ char *pkt_checkpoint(const pk_job *job, size_t *len);
  * that never finishes. */
 int pkt_run(pk_job *job, uint64_t budget, uint64_t max_steps);
 
+/* Step *job until a step returns anything but PK_MORE and PK_INTERRUPTED (or
+ * max_steps steps were made; then PK_MORE). Before each step next_budget
+ * (when not NULL) picks the budget, else `budget` is used; after each step,
+ * after_step (when not NULL) sees the status and may replace *job (by a
+ * restored copy, say) or interrupt it. The interrupt-and-restore loops of the
+ * tests and their stepping loops all run through this. */
+typedef struct pkt_drive {
+    uint64_t budget;
+    uint64_t (*next_budget)(void *ctx, uint64_t step);
+    void (*after_step)(void *ctx, pk_job **job, int status);
+    void *ctx;
+    uint64_t max_steps;
+} pkt_drive;
+int pkt_drive_job(pk_job **job, const pkt_drive *d);
+
+/* Checkpoint job and restore the text in a new job; on success destroy job
+ * and return the new one, else return job (the failure is a test failure).
+ * must_contain (may be NULL) must occur in the text; with same_text the new
+ * job must checkpoint to the very same text. */
+pk_job *pkt_restore_copy(pk_job *job, const char *what, const char *must_contain, int same_text);
+
 /* Progress invariants between two snapshots of the same job's life. */
 void pkt_check_progress_step(const pk_progress *before, const pk_progress *after, const char *what);
 int pkt_progress(const pk_job *job, pk_progress *p);

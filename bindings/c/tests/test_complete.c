@@ -201,27 +201,7 @@ static void reseal(char *t, size_t len)
 
 static pk_job *checkpoint_and_restore(pk_job *job, const char *what)
 {
-    size_t len = 0;
-    char *text = pkt_checkpoint(job, &len);
-    PKT_CHECK(text != NULL, "%s: checkpoint failed", what);
-    if (!text)
-        return job;
-    PKT_CHECK(strncmp(text, "primekit-checkpoint 2\n", 22) == 0, "%s: a complete job's checkpoint is not version 2",
-              what);
-    pk_job *back = NULL;
-    int st = pk_job_restore(text, len, NULL, &back);
-    PKT_CHECK_STATUS(st, PK_OK, what);
-    if (st == PK_OK) {
-        size_t len2 = 0;
-        char *again = pkt_checkpoint(back, &len2);
-        PKT_CHECK(again && len2 == len && memcmp(again, text, len) == 0, "%s: restored job checkpoints differently",
-                  what);
-        free(again);
-        pk_job_destroy(job);
-        job = back;
-    }
-    free(text);
-    return job;
+    return pkt_restore_copy(job, what, "primekit-checkpoint 2\n", 1);
 }
 
 typedef struct stage_count {
@@ -234,6 +214,50 @@ static void count_stage(stage_count *sc, size_t n, const char *stage)
     for (size_t i = 0; i < n; i++)
         if (stage && strcmp(sc[i].name, stage) == 0)
             sc[i].count++;
+}
+
+/* One interrupted run: random budgets and interrupts between steps, a trap
+   at a random poll, and after each interrupt a checkpoint restored in a new
+   job half of the time. */
+typedef struct interrupt_run {
+    pkt_rng *rng;
+    const char *what;
+    uint64_t polls;             /* polls of an uninterrupted run */
+    unsigned run;
+    uint64_t step;              /* the step being made */
+    stage_count *sc;
+    size_t nsc;
+    unsigned *interrupts, *restores;
+} interrupt_run;
+
+static uint64_t interrupt_budget(void *ctx, uint64_t step)
+{
+    interrupt_run *ir = ctx;
+    ir->step = step;
+    /* The first run of each candidate is also interrupted inside trial division, whose short stage random
+       traps rarely reach: 64 units of it, then an interrupt before the next step (interrupt_after). */
+    if (ir->run == 0 && step == 0)
+        return 64;
+    return pkt_rand_below(ir->rng, 4) == 0 ? 1 + pkt_rand_below(ir->rng, 1u << 12) : (uint64_t)1 << 20;
+}
+
+static void interrupt_after(void *ctx, pk_job **job, int st)
+{
+    interrupt_run *ir = ctx;
+    if (st == PK_INTERRUPTED) {
+        (*ir->interrupts)++;
+        pk_progress pr;
+        pkt_progress(*job, &pr);
+        count_stage(ir->sc, ir->nsc, pr.stage);
+        if (pkt_rand_below(ir->rng, 2) == 0) {
+            *job = checkpoint_and_restore(*job, ir->what);
+            (*ir->restores)++;
+        }
+        /* The next trap: somewhere in what is left (the counter restarts in a restored job). */
+        (*job)->poll_trap = (*job)->polls + 1 + pkt_rand_below(ir->rng, ir->polls ? ir->polls : 1);
+    }
+    if (pkt_rand_below(ir->rng, 50) == 0 || (ir->run == 0 && ir->step == 0))
+        pk_job_interrupt(*job);
 }
 
 void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(void)
@@ -265,34 +289,9 @@ void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(v
         for (unsigned r = 0; r < runs; r++) {
             job = create(v->n, NULL);
             job->poll_trap = 1 + pkt_rand_below(&rng, polls ? polls : 1);
-            int st;
-            for (unsigned steps = 0;; steps++) {
-                uint64_t budget = pkt_rand_below(&rng, 4) == 0 ? 1 + pkt_rand_below(&rng, 1u << 12)
-                                                                : (uint64_t)1 << 20;
-                if (pkt_rand_below(&rng, 50) == 0)
-                    pk_job_interrupt(job);
-                /* The first run of each candidate is also interrupted inside trial division, whose short
-                   stage random traps rarely reach: 64 units of it, then an interrupt before the next step. */
-                if (r == 0 && steps == 0)
-                    budget = 64;
-                if (r == 0 && steps == 1)
-                    pk_job_interrupt(job);
-                st = pk_job_step(job, budget);
-                if (st == PK_DONE || st < 0 || steps > (1u << 22))
-                    break;
-                if (st != PK_INTERRUPTED)
-                    continue;
-                interrupts++;
-                pk_progress pr;
-                pkt_progress(job, &pr);
-                count_stage(sc, sizeof sc / sizeof sc[0], pr.stage);
-                if (pkt_rand_below(&rng, 2) == 0) {
-                    job = checkpoint_and_restore(job, v->what);
-                    restores++;
-                }
-                /* The next trap: somewhere in what is left (the counter restarts in a restored job). */
-                job->poll_trap = job->polls + 1 + pkt_rand_below(&rng, polls ? polls : 1);
-            }
+            interrupt_run ir = {&rng, v->what, polls, r, 0, sc, sizeof sc / sizeof sc[0], &interrupts, &restores};
+            pkt_drive d = {0, interrupt_budget, interrupt_after, &ir, (uint64_t)1 << 22};
+            int st = pkt_drive_job(&job, &d);
             PKT_CHECK_STATUS(st, PK_DONE, v->what);
             char *got = factor_text(job, 1);
             PKT_CHECK(strcmp(got, want) == 0, "%s: interrupted run gives %s, uninterrupted %s", v->what, got, want);

@@ -11,6 +11,45 @@
 
 static char *mpz_dec(const mpz_t z) { return mpz_get_str(NULL, 10, z); }
 
+
+/* After each step: the progress invariants, and every factor listed so far
+   is prime, divides n and has an exponent. */
+typedef struct watch {
+    const char *cand;
+    pk_progress pr;
+    unsigned steps;
+    size_t listed_max;
+} watch;
+
+static void watch_step(void *ctx, pk_job **job, int st)
+{
+    watch *w = ctx;
+    (void)st;
+    pk_progress before = w->pr;
+    w->steps++;
+    pkt_progress(*job, &w->pr);
+    pkt_check_progress_step(&before, &w->pr, w->cand);
+    if (w->pr.factors_found <= w->listed_max)
+        return;
+    char **f;
+    uint64_t *e;
+    mpz_t n, p;
+    mpz_init_set_str(n, w->cand, 10);
+    mpz_init(p);
+    if (pkt_factors_read(*job, w->pr.factors_found, &f, &e) == PK_OK) {
+        for (size_t k = 0; k < w->pr.factors_found; k++) {
+            mpz_set_str(p, f[k], 10);
+            PKT_CHECK(mpz_divisible_p(n, p) && mpz_probab_prime_p(p, 25) && e[k] >= 1, "running job lists %s^%llu",
+                      f[k], (unsigned long long)e[k]);
+        }
+        pkt_factors_free(w->pr.factors_found, f, e);
+    } else {
+        PKT_CHECK(0, "pk_job_factor on a running job failed");
+    }
+    mpz_clears(n, p, NULL);
+    w->listed_max = w->pr.factors_found;
+}
+
 void test_progress_never_decreases_and_is_100_when_done(void)
 {
     pkt_say("checks: progress on each path (64-bit, 128-bit, GMP): the starting path matches the candidate's "
@@ -58,39 +97,13 @@ void test_progress_never_decreases_and_is_100_when_done(void)
                   "fresh job progress: done %d percent %.17g factors %zu", pr.done, pr.percent, pr.factors_found);
         PKT_CHECK(pr.next_divisor == 2, "fresh job next_divisor %llu", (unsigned long long)pr.next_divisor);
         /* Step in pieces of ~1/20 of the work, watching the invariants. */
-        unsigned steps = 0;
-        size_t listed_max = 0;
-        for (;;) {
-            pk_progress before = pr;
-            int st = pk_job_step(job, 40000);
-            steps++;
-            pkt_progress(job, &pr);
-            pkt_check_progress_step(&before, &pr, cand);
-            if (pr.factors_found > listed_max) {
-                /* Every factor listed so far is prime and divides n; ascending. */
-                char **f;
-                uint64_t *e;
-                if (pkt_factors_read(job, pr.factors_found, &f, &e) == PK_OK) {
-                    for (size_t k = 0; k < pr.factors_found; k++) {
-                        mpz_set_str(p, f[k], 10);
-                        PKT_CHECK(mpz_divisible_p(n, p) && mpz_probab_prime_p(p, 25) && e[k] >= 1,
-                                  "running job lists %s^%llu", f[k], (unsigned long long)e[k]);
-                    }
-                } else {
-                    PKT_CHECK(0, "pk_job_factor on a running job failed");
-                }
-                pkt_factors_free(pr.factors_found, f, e);
-                listed_max = pr.factors_found;
-            }
-            if (st != PK_MORE) {
-                PKT_CHECK_STATUS(st, PK_DONE, "step");
-                break;
-            }
-            if (steps > 100000) {
-                PKT_CHECK(0, "%s not done after %u steps", cand, steps);
-                break;
-            }
-        }
+        watch w = {cand, pr, 0, 0};
+        pkt_drive d = {40000, NULL, watch_step, &w, 100001};
+        int st = pkt_drive_job(&job, &d);
+        PKT_CHECK_STATUS(st, PK_DONE, "step");
+        unsigned steps = w.steps + 1; /* and the last step, which ended the job: */
+        pkt_progress(job, &pr);
+        pkt_check_progress_step(&w.pr, &pr, cand);
         PKT_CHECK(pr.done && pr.percent == 100.0, "%s: done %d percent %.17g", cand, pr.done, pr.percent);
         pkt_say("%u-bit candidate: %u steps, %llu divisors, %llu work units, %zu factors, ends on path %d",
                 cases[i].bits, steps, (unsigned long long)pr.divisors_tested, (unsigned long long)pr.work_done,

@@ -186,6 +186,31 @@ static char *answer_text(pk_job *job, const mpz_t n, const char *what)
     return out;
 }
 
+typedef struct qs_restores {
+    pkt_rng *rng;
+    const char *what;
+    int seen, restores;
+} qs_restores;
+
+static uint64_t qs_budget(void *ctx, uint64_t step)
+{
+    (void)step;
+    return 1 + pkt_rand_below(((qs_restores *)ctx)->rng, (uint64_t)1 << 21);
+}
+
+static void qs_after(void *ctx, pk_job **job, int st)
+{
+    qs_restores *qr = ctx;
+    pk_progress pr;
+    pkt_progress(*job, &pr);
+    if (st != PK_MORE || !pr.stage || strcmp(pr.stage, "qs") != 0 || qr->restores >= 2)
+        return;
+    qr->seen = 1;
+    pk_job *back = pkt_restore_copy(*job, qr->what, "\nsplit qs\n", 0);
+    qr->restores += back != *job;
+    *job = back;
+}
+
 void test_qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer(void)
 {
     pkt_say("checks: complete jobs on balanced semiprimes of 100, 128 and 160 bits and on p q r, p^2 q reach the "
@@ -221,30 +246,12 @@ void test_qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer(void)
         char *want = answer_text(job, n, what);
         pk_job_destroy(job);
 
-        /* Again, stopping at the first step that leaves it in the sieve. */
+        /* Again, restored from a checkpoint at the first two steps that leave it in the sieve. */
         job = make_job(n);
-        int seen = 0, restores = 0;
-        for (unsigned steps = 0; steps < (1u << 22); steps++) {
-            st = pk_job_step(job, 1 + pkt_rand_below(&rng, (uint64_t)1 << 21));
-            if (st != PK_MORE)
-                break;
-            pk_progress pr;
-            pkt_progress(job, &pr);
-            if (!pr.stage || strcmp(pr.stage, "qs") != 0 || restores >= 2)
-                continue;
-            seen = 1;
-            size_t len = 0;
-            char *text = pkt_checkpoint(job, &len);
-            PKT_CHECK(text && strstr(text, "\nsplit qs\n"), "%s: the checkpoint has no split qs line", what);
-            pk_job *back = NULL;
-            PKT_CHECK_STATUS(pk_job_restore(text, len, NULL, &back), PK_OK, what);
-            free(text);
-            if (back) {
-                pk_job_destroy(job);
-                job = back;
-                restores++;
-            }
-        }
+        qs_restores qr = {&rng, what, 0, 0};
+        pkt_drive d = {0, qs_budget, qs_after, &qr, 1u << 22};
+        st = pkt_drive_job(&job, &d);
+        int seen = qr.seen;
         PKT_CHECK_STATUS(st, PK_DONE, what);
         PKT_CHECK(seen || k >= 3, "%s: never in the stage qs", what); /* p q r may split before QS */
         char *got = answer_text(job, n, what);

@@ -51,16 +51,7 @@ static void found_collect(found *f, pk_job *const *pieces, size_t np)
 /* Restores a piece from its own checkpoint (the limit is lost, as documented). */
 static pk_job *round_trip(pk_job *job)
 {
-    size_t len = 0;
-    char *text = pkt_checkpoint(job, &len);
-    pk_job *back = NULL;
-    int st = text ? pk_job_restore(text, len, NULL, &back) : PK_E_NOMEM;
-    PKT_CHECK_STATUS(st, PK_OK, "restore a limited piece");
-    free(text);
-    if (!back)
-        return job;
-    pk_job_destroy(job);
-    return back;
+    return pkt_restore_copy(job, "restore a limited piece", NULL, 0);
 }
 
 void test_limited_pieces_merge_to_the_unsplit_answer(void)
