@@ -16,6 +16,7 @@
  * Units: a ladder bit on an L-limb part counts L²·PK_ECM_BIT_UNIT, stage 2
  * B1·L²·PK_ECM_UNIT (about the time of as many trial-division units).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,15 @@
 #  define PK_GMPECM_LEAK_BEGIN() ((void)0)
 #  define PK_GMPECM_LEAK_END() ((void)0)
 #endif
+
+/* GMP-ECM's stage 2 keeps state in the library's globals (the Fermat-number
+   flag and the Schonhage-Strassen scratch among them): two threads in
+   ecm_factor at once corrupt each other's arithmetic and abort. The kernel
+   keeps no state of its own between jobs; this lock is the one exception,
+   held only around the library call, so jobs stepped on several threads
+   take turns in stage 2 (a few milliseconds a curve at the lower levels) and
+   run everything else side by side. */
+static pthread_mutex_t pk_gmpecm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define PK_ECM_UNIT 40u
 #define PK_ECM_BIT_UNIT 28u
@@ -453,9 +463,11 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
         p->B1done = (double)lv->b1;
         p->verbose = 0;
         mpz_set_ui(p->B2, lv->b2);
+        pthread_mutex_lock(&pk_gmpecm_lock);
         PK_GMPECM_LEAK_BEGIN();
         int r = ecm_factor(factor, e->n, (double)lv->b1, p);
         PK_GMPECM_LEAK_END();
+        pthread_mutex_unlock(&pk_gmpecm_lock);
         ecm_clear(p);
         if (r < 0)
             return PK_E_INTERNAL;

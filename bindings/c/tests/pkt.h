@@ -241,6 +241,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(conclude_during_splitting_leaves_each_part_with_its_record) \
     X(conclude_from_another_thread_while_stepping)           \
     X(conclude_survives_checkpoint_and_restore)              \
+    X(ecm_stage_two_on_two_threads_at_once)                  \
     X(word_factor64_matches_brute_force_below_a_million)     \
     X(word_factor64_random_numbers_multiply_back_into_primes) \
     X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \
