@@ -741,7 +741,7 @@ PK_API void pk_range_destroy(pk_range *range);
 /*
  * pk_range_step — do at most about `budget` units of work: one unit is one
  * number of the range sieved, or one number of the set-up's prime sieve. A
- * step delivers at most one segment (up to 32,768 numbers; a segment is
+ * step delivers at most one segment (up to 8,192 numbers; a segment is
  * never cut, so a step may overshoot by one segment); the previous
  * segment's answers are gone once the next step starts. budget 0 does no
  * work. Polls pk_range_interrupt before each set-up chunk and each segment.

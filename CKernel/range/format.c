@@ -4,8 +4,10 @@
  *
  * The numbers of a segment are consecutive, so n's decimal is kept in a
  * small buffer and incremented in place; primes are converted two digits at
- * a time from a table. A line goes straight to the caller's buffer when
- * PK_RANGE_LINE_MAX bytes are left, through a local line otherwise.
+ * a time from a table, and odd primes below PK_RANGE_SEG are copied as one
+ * 8-byte word from a per-handle table. A line goes straight to the caller's
+ * buffer when PK_RANGE_LINE_MAX + 32 bytes are left (the fast paths write a
+ * few bytes ahead), through a local line otherwise.
  */
 #include <string.h>
 
@@ -16,88 +18,130 @@ static const char pk_digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* " " and v's decimal at out; returns the bytes written. */
+/* Decimal digits of v >= 1. */
+static inline unsigned ndigits(uint64_t v)
+{
+    static const uint64_t pow10[20] = {UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000),
+        UINT64_C(10000), UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+        UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000), UINT64_C(1000000000000),
+        UINT64_C(10000000000000), UINT64_C(100000000000000), UINT64_C(1000000000000000),
+        UINT64_C(10000000000000000), UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(10000000000000000000)};
+    unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    return t + 1 - (v < pow10[t]);
+}
+
+/* " " and v's decimal at out (v >= 1); returns the bytes written. */
 static inline size_t put_word(char *out, uint64_t v)
 {
-    char tmp[24];
-    char *e = tmp + sizeof tmp, *s = e;
+    size_t n = ndigits(v);
+    char *s = out + 1 + n;
+    out[0] = ' ';
+    if (v < UINT64_C(4294967296)) { /* 32-bit arithmetic: cheaper products */
+        uint32_t u = (uint32_t)v;
+        while (u >= 100) {
+            uint32_t d = (u % 100) * 2;
+            u /= 100;
+            s -= 2;
+            memcpy(s, pk_digit_pairs + d, 2);
+        }
+        if (u >= 10)
+            memcpy(s - 2, pk_digit_pairs + u * 2, 2);
+        else
+            s[-1] = (char)('0' + u);
+        return n + 1;
+    }
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
         s -= 2;
-        s[0] = pk_digit_pairs[d];
-        s[1] = pk_digit_pairs[d + 1];
+        memcpy(s, pk_digit_pairs + d, 2);
     }
-    if (v >= 10) {
-        s -= 2;
-        s[0] = pk_digit_pairs[v * 2];
-        s[1] = pk_digit_pairs[v * 2 + 1];
-    } else {
-        *--s = (char)('0' + v);
-    }
-    *--s = ' ';
-    size_t n = (size_t)(e - s);
-    memcpy(out, s, n);
-    return n;
+    if (v >= 10)
+        memcpy(s - 2, pk_digit_pairs + v * 2, 2);
+    else
+        s[-1] = (char)('0' + v);
+    return n + 1;
 }
 
-/* " p" repeated e times. */
-static inline size_t put_factor(char *out, uint64_t p, unsigned e)
+/* " p" repeated e times. Writes up to 8 bytes past the end for small primes. */
+static inline char *put_factor(char *o, const uint64_t *small, uint64_t p, unsigned e)
 {
-    size_t w = put_word(out, p);
-    size_t n = w;
-    for (unsigned k = 1; k < e; k++, n += w)
-        memcpy(out + n, out, w);
-    return n;
+    if (p < PK_RANGE_SEG) {
+        uint64_t w = small[(p >> 1) & (0 - (p & 1))]; /* 2 sits in slot 0 */
+        size_t l = 2 + (p >= 10) + (p >= 100) + (p >= 1000) + (p >= 10000);
+        do {
+            memcpy(o, &w, 8);
+            o += l;
+        } while (--e);
+        return o;
+    }
+    size_t w = put_word(o, p);
+    char *first = o;
+    o += w;
+    while (--e) {
+        memmove(o, first, w);
+        o += w;
+    }
+    return o;
 }
 
-/* The decimal of a number, kept right-aligned in d[PK_NUM - len .. PK_NUM). */
-#define PK_NUM 24
+/* The decimal of a number and ':' in d[0 .. len] (d[len] == ':'). */
 typedef struct numtext {
-    char d[PK_NUM];
+    char d[32];
     size_t len;
 } numtext;
 
 static void num_set(numtext *t, uint64_t v)
 {
-    char *s = t->d + PK_NUM;
-    do {
-        *--s = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    t->len = (size_t)(t->d + PK_NUM - s);
+    memset(t->d, 0, sizeof t->d);
+    t->len = put_word(t->d, v) - 1;
+    memmove(t->d, t->d + 1, t->len);
+    t->d[t->len] = ':';
 }
 
 static inline void num_inc(numtext *t)
 {
-    char *p = t->d + PK_NUM - 1;
+    char *p = t->d + t->len - 1;
     while (*p == '9') {
-        *p-- = '0';
-        if (p < t->d + PK_NUM - t->len) {
-            *p = '1';
+        *p = '0';
+        if (p == t->d) {
+            t->d[0] = '1';
+            t->d[t->len] = '0';
             t->len++;
+            t->d[t->len] = ':';
             return;
         }
+        p--;
     }
     (*p)++;
 }
 
+/* Writes up to PK_RANGE_LINE_MAX + 32 bytes at out; returns the line's length. */
 static inline size_t put_line(const pk_range *r, size_t i, const numtext *t, char *out)
 {
     char *o = out;
-    memcpy(o, t->d + PK_NUM - t->len, t->len);
-    o += t->len;
-    *o++ = ':';
+    memcpy(o, t->d, 32);
+    o += t->len + 1;
     const uint32_t *fp = r->fp + i * PK_RANGE_MAXF;
     const uint8_t *fe = r->fe + i * PK_RANGE_MAXF;
     for (unsigned k = 0, nf = r->nf[i]; k < nf; k++)
-        o += put_factor(o, fp[k], fe[k]);
+        o = put_factor(o, r->small_text, fp[k], fe[k]);
     const uint64_t *bp = r->bp + i * PK_RANGE_MAXBIG;
     const uint8_t *be = r->be + i * PK_RANGE_MAXBIG;
     for (unsigned k = 0, nb = r->nb[i]; k < nb; k++)
-        o += put_factor(o, bp[k], be[k]);
+        o = put_factor(o, r->small_text, bp[k], be[k]);
     *o++ = '\n';
     return (size_t)(o - out);
+}
+
+void pk_range_small_text(uint64_t *table)
+{
+    for (uint64_t p = 1; p < PK_RANGE_SEG; p += 2) {
+        char w[8] = {0};
+        put_word(w, p == 1 ? 2 : p); /* slot 0 (1 is never a factor) holds 2 */
+        memcpy(&table[p >> 1], w, 8);
+    }
 }
 
 int pk_range_format(const pk_range *r, size_t index, char *buf, size_t cap, size_t *len, size_t *lines)
@@ -115,10 +159,10 @@ int pk_range_format(const pk_range *r, size_t index, char *buf, size_t cap, size
         num_set(&t, r->seg_first + index);
     size_t used = 0, i = index;
     while (i < r->seg_count) {
-        if (cap - used >= PK_RANGE_LINE_MAX) {
+        if (cap - used >= PK_RANGE_LINE_MAX + 32) {
             used += put_line(r, i, &t, buf + used);
         } else {
-            char line[PK_RANGE_LINE_MAX];
+            char line[PK_RANGE_LINE_MAX + 32];
             size_t n = put_line(r, i, &t, line);
             if (n > cap - used)
                 break;

@@ -66,6 +66,7 @@ void pk_range_destroy(pk_range *r)
     free(r->nb);
     free(r->bp);
     free(r->be);
+    free(r->small_text);
     free(r);
 }
 

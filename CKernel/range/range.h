@@ -29,12 +29,12 @@
 
 #include "primekit.h"
 
-#define PK_RANGE_SEG 32768u          /* numbers per segment (measured: docs/kernel.md) */
-#define PK_RANGE_SMALL_MAX 3512u     /* odd primes below PK_RANGE_SEG, plus room */
+#define PK_RANGE_SEG 8192u           /* numbers per segment (measured: docs/kernel.md) */
+#define PK_RANGE_SMALL_MAX 1100u     /* odd primes below PK_RANGE_SEG (1,027), plus room */
 #define PK_RANGE_MAXF 15             /* distinct prime factors of a number below 2^64 */
 #define PK_RANGE_MAXBIG 3            /* distinct cofactor primes above 2^16 */
 #define PK_RANGE_MIN_LIMIT 65536u    /* limit is at least min(this, floor(sqrt(last))) */
-#define PK_RANGE_MAX_LIMIT (UINT64_C(1) << 27) /* and at most this (bucket memory) */
+#define PK_RANGE_MAX_LIMIT (UINT64_C(1) << 26) /* and at most this (time and bucket memory) */
 #define PK_RANGE_CHUNK 510u          /* bucket entries per chunk */
 #define PK_RANGE_SETUP_SPAN 131072u  /* numbers per set-up chunk of the prime sieve */
 #define PK_RANGE_NIL UINT32_MAX
@@ -90,6 +90,7 @@ struct pk_range {
     uint8_t *nb;                /* cofactor primes per number (above limit) */
     uint64_t *bp;               /* PK_RANGE_MAXBIG per number, ascending */
     uint8_t *be;
+    uint64_t *small_text;       /* " p" for odd p below PK_RANGE_SEG at p >> 1, " 2" at 0 */
 };
 
 /* sieve.c */
@@ -104,6 +105,9 @@ int pk_range_setup_chunk(pk_range *r, uint64_t *units);
 int pk_range_segment_reserve(pk_range *r);
 /* Sieve and finish the next segment into the answer arrays. */
 void pk_range_sieve_segment(pk_range *r);
+
+/* format.c: fill the small-prime text table (PK_RANGE_SEG / 2 words). */
+void pk_range_small_text(uint64_t *table);
 
 /* Create with an explicit limit (tests and benchmarks; limit is clamped to
    [min(PK_RANGE_MIN_LIMIT, isqrt(last)), isqrt(last)]). */

@@ -15,16 +15,17 @@
  * range's length; stopping at a lower limit L costs a primality test for
  * most numbers (the cofactor then exceeds (L+1)^2) and a word-size split for
  * the few whose cofactor is a product of two primes above L. Measured
- * (Tests/Benchmarks/kernel, range rows): the split costs about as much as
- * sieving a few thousand numbers of primes, so the limit is kept near 2^12
- * times the range's length, never under 2^16, and never above 2^27 (the
- * buckets hold one entry per prime: at most 58 MB).
+ * (Tests/Benchmarks/kernel, pk-range-bench --limit): near 10^18 and 2^64,
+ * 10^5 numbers take about the same time for limits from 2^24 to 2^27 and
+ * twice as long at 2^20, so the limit is 2^10 times the range's length,
+ * never under 2^16 and never above 2^26 (the buckets then hold 3.9 million
+ * primes, 31 MB).
  */
 uint64_t pk_range_choose_limit(uint64_t first, uint64_t last)
 {
     uint64_t root = pk_word_isqrt64(last);
     uint64_t count = last - first + 1;
-    uint64_t want = count > PK_RANGE_MAX_LIMIT ? PK_RANGE_MAX_LIMIT : count << 12;
+    uint64_t want = count > PK_RANGE_MAX_LIMIT ? PK_RANGE_MAX_LIMIT : count << 10;
     if (want > PK_RANGE_MAX_LIMIT)
         want = PK_RANGE_MAX_LIMIT;
     if (want < PK_RANGE_MIN_LIMIT)
@@ -57,8 +58,9 @@ int pk_range_tables_alloc(pk_range *r)
     r->nb = malloc(PK_RANGE_SEG);
     r->bp = malloc(sizeof *r->bp * PK_RANGE_SEG * PK_RANGE_MAXBIG);
     r->be = malloc((size_t)PK_RANGE_SEG * PK_RANGE_MAXBIG);
+    r->small_text = malloc(sizeof *r->small_text * (PK_RANGE_SEG / 2));
     if (!mark || !r->boot || !r->pbuf || !r->head || !r->cof || !r->nf || !r->fp || !r->fe || !r->nb ||
-        !r->bp || !r->be) {
+        !r->bp || !r->be || !r->small_text) {
         free(mark);
         return PK_E_NOMEM;
     }
@@ -71,6 +73,7 @@ int pk_range_tables_alloc(pk_range *r)
             mark[j] = 1;
     }
     free(mark);
+    pk_range_small_text(r->small_text);
     pk_range_reset(r);
     return PK_OK;
 }
