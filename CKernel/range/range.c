@@ -76,14 +76,15 @@ void pk_range_interrupt(pk_range *r)
         atomic_store_explicit(&r->interrupt, 1, memory_order_release);
 }
 
-static int take_interrupt(pk_range *r)
-{
-    if (!atomic_load_explicit(&r->interrupt, memory_order_relaxed))
-        return 0;
-    return atomic_exchange_explicit(&r->interrupt, 0, memory_order_acq_rel) != 0;
-}
-
 static uint64_t total_of(const pk_range *r) { return r->last - r->first + 1; }
+
+static int finish(pk_range *r)
+{
+    int rc = pk_range_finish(r);
+    if (rc != PK_OK)
+        return rc;
+    return r->done == total_of(r) ? PK_DONE : PK_MORE;
+}
 
 int pk_range_step(pk_range *r, uint64_t budget)
 {
@@ -94,9 +95,11 @@ int pk_range_step(pk_range *r, uint64_t budget)
         return PK_DONE;
     if (budget == 0)
         return PK_MORE;
+    if (r->pending) /* a segment interrupted while its cofactors were finished */
+        return finish(r);
     uint64_t spent = 0;
     while (!r->ready) {
-        if (take_interrupt(r))
+        if (pk_range_take_interrupt(r))
             return PK_INTERRUPTED;
         uint64_t units;
         int rc = pk_range_setup_chunk(r, &units);
@@ -106,13 +109,13 @@ int pk_range_step(pk_range *r, uint64_t budget)
         if (spent >= budget && !r->ready)
             return PK_MORE;
     }
-    if (take_interrupt(r))
+    if (pk_range_take_interrupt(r))
         return PK_INTERRUPTED;
     int rc = pk_range_segment_reserve(r);
     if (rc != PK_OK)
         return rc;
     pk_range_sieve_segment(r);
-    return r->done == total_of(r) ? PK_DONE : PK_MORE;
+    return finish(r);
 }
 
 int pk_range_segment(const pk_range *r, uint64_t *first, size_t *count)

@@ -80,6 +80,11 @@ struct pk_range {
     uint32_t nchunks, capchunks, freechunks, nfree;
     uint64_t seg_index;         /* grid index of the next segment */
 
+    /* a sieved segment whose cofactors are being finished */
+    int pending;
+    uint64_t pend_first;
+    uint32_t pend_len, pend_at;
+
     /* the delivered segment */
     uint64_t seg_first;
     size_t seg_count;
@@ -103,8 +108,19 @@ void pk_range_reset(pk_range *r);
 int pk_range_setup_chunk(pk_range *r, uint64_t *units);
 /* Room in the chunk pool for the next segment's bucket moves; 0 or PK_E_NOMEM (nothing changed). */
 int pk_range_segment_reserve(pk_range *r);
-/* Sieve and finish the next segment into the answer arrays. */
+/* Sieve the next segment (the sieve's state moves on; the segment is pending). */
 void pk_range_sieve_segment(pk_range *r);
+/* Finish the pending segment's cofactors, polling the interrupt every 1,024 numbers: PK_OK (delivered:
+   done moves on) or PK_INTERRUPTED (the next call goes on where this one stopped). */
+int pk_range_finish(pk_range *r);
+
+/* Consume a pending interrupt request: 1 if there was one. */
+static inline int pk_range_take_interrupt(pk_range *r)
+{
+    if (!atomic_load_explicit(&r->interrupt, memory_order_relaxed))
+        return 0;
+    return atomic_exchange_explicit(&r->interrupt, 0, memory_order_acq_rel) != 0;
+}
 
 /* format.c: fill the small-prime text table (PK_RANGE_SEG / 2 words). */
 void pk_range_small_text(uint64_t *table);

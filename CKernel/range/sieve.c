@@ -86,6 +86,7 @@ void pk_range_reset(pk_range *r)
     r->nsmall = 0;
     r->seg_index = 0;
     r->seg_count = 0;
+    r->pending = 0;
     for (uint32_t k = 0; k < r->nbuckets; k++)
         r->head[k] = PK_RANGE_NIL;
     /* every chunk back on the free list */
@@ -300,9 +301,24 @@ void pk_range_sieve_segment(pk_range *r)
         c = nx;
     }
 
+    r->pend_first = seg_lo;
+    r->pend_len = len;
+    r->pend_at = 0;
+    r->pending = 1;
+    r->seg_index++;
+}
+
+int pk_range_finish(pk_range *r)
+{
     /* what is left: 1, a prime, or (below a lowered limit) a product of primes above it */
+    const uint64_t *cof = r->cof;
     uint8_t *nb = r->nb;
-    for (uint32_t i = 0; i < len; i++) {
+    uint32_t len = r->pend_len;
+    for (uint32_t i = r->pend_at; i < len; i++) {
+        if ((i & 1023) == 0 && i > r->pend_at && pk_range_take_interrupt(r)) {
+            r->pend_at = i;
+            return PK_INTERRUPTED;
+        }
         uint64_t q = cof[i];
         if (q == 1) {
             nb[i] = 0;
@@ -321,9 +337,9 @@ void pk_range_sieve_segment(pk_range *r)
             }
         }
     }
-
-    r->seg_first = seg_lo;
+    r->pending = 0;
+    r->seg_first = r->pend_first;
     r->seg_count = len;
-    r->seg_index++;
     r->done += len;
+    return PK_OK;
 }

@@ -236,7 +236,8 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(range_interrupted_at_random_polls_restores_to_the_same_lines) \
     X(range_checkpoint_single_character_changes_are_refused_or_harmless) \
     X(range_bad_arguments_are_refused_and_change_nothing) \
-    X(range_split_pieces_concatenate_to_the_whole_range)
+    X(range_split_pieces_concatenate_to_the_whole_range) \
+    X(range_interrupts_from_another_thread_give_the_same_lines)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)
