@@ -110,7 +110,7 @@ int pk_range_setup_chunk(pk_range *r, uint64_t *units);
 int pk_range_segment_reserve(pk_range *r);
 /* Sieve the next segment (the sieve's state moves on; the segment is pending). */
 void pk_range_sieve_segment(pk_range *r);
-/* Finish the pending segment's cofactors, polling the interrupt every 1,024 numbers: PK_OK (delivered:
+/* Finish the pending segment's cofactors, polling the interrupt every 256 numbers: PK_OK (delivered:
    done moves on) or PK_INTERRUPTED (the next call goes on where this one stopped). */
 int pk_range_finish(pk_range *r);
 

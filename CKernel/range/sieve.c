@@ -315,7 +315,7 @@ int pk_range_finish(pk_range *r)
     uint8_t *nb = r->nb;
     uint32_t len = r->pend_len;
     for (uint32_t i = r->pend_at; i < len; i++) {
-        if ((i & 1023) == 0 && i > r->pend_at && pk_range_take_interrupt(r)) {
+        if ((i & 255) == 0 && i > r->pend_at && pk_range_take_interrupt(r)) {
             r->pend_at = i;
             return PK_INTERRUPTED;
         }
