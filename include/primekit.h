@@ -744,7 +744,9 @@ PK_API void pk_range_destroy(pk_range *range);
  * step delivers at most one segment (up to 8,192 numbers; a segment is
  * never cut, so a step may overshoot by one segment); the previous
  * segment's answers are gone once the next step starts. budget 0 does no
- * work. Polls pk_range_interrupt before each set-up chunk and each segment.
+ * work. Polls pk_range_interrupt before each set-up chunk and each segment,
+ * and every 256 numbers while a segment's leftover cofactors are proven (a
+ * segment cut there is taken up again by the next step).
  *
  * Returns PK_MORE (numbers remain; pk_range_segment says whether this step
  * delivered some), PK_DONE (the last segment was delivered by this or an
