@@ -288,8 +288,9 @@ void pk_range_sieve_segment(pk_range *r)
             }
             cof[off] = q;
             record_sorted(r, off, p, (uint8_t)e);
-            uint64_t next = seg_rel + off + (uint64_t)p; /* relative to base */
-            if (next <= span) {
+            uint64_t here = seg_rel + off; /* relative to base; at most span */
+            if (span - here >= p) {
+                uint64_t next = here + p;
                 /* the chunk being read is still ours: this push takes a chunk off the free list */
                 push(r, (uint32_t)((next / PK_RANGE_SEG) % r->nbuckets), p, (uint32_t)(next % PK_RANGE_SEG));
             }
