@@ -736,6 +736,133 @@ PK_API int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *l
 PK_API int pk_job_restore(const char *text, size_t length, const pk_options *options,
                           pk_job **out);
 
+/* ---------------------------------------------------------- range factoring */
+
+/*
+ * Factoring every number of a range [first, last] (2 <= first <= last <
+ * 2^64) by a segmented sieve: each prime up to sqrt(last) is divided out of
+ * the multiples it has in a segment, and what is left above 1 is prime (for
+ * short ranges of large numbers the sieve may stop lower and prove the
+ * leftovers with the deterministic test below 2^64 instead). Every factor is
+ * proven. A handle delivers the range in order, one segment per step, and
+ * keeps no answers beyond the last segment. Ranges reaching 2^64 or beyond
+ * cannot be expressed here: such numbers go to pk_job_create one by one.
+ */
+typedef struct pk_range pk_range;
+
+/* The longest line pk_range_format writes, "\n" included. */
+#define PK_RANGE_LINE_MAX 192u
+
+/*
+ * pk_range_create — prepare a handle for [first, last]. Allocates the tables
+ * (a few MB; more only for ranges whose sieve primes are many); the sieve's
+ * set-up is done by the first steps.
+ * Returns PK_OK, PK_E_ARG (out NULL), PK_E_RANGE (first < 2), PK_E_OPTIONS
+ * (first > last), PK_E_NOMEM; *out is NULL on error. Thread-safe.
+ */
+PK_API int pk_range_create(uint64_t first, uint64_t last, pk_range **out);
+
+/* pk_range_destroy — free the handle; NULL does nothing. Not while in use. */
+PK_API void pk_range_destroy(pk_range *range);
+
+/*
+ * pk_range_step — do at most about `budget` units of work: one unit is one
+ * number of the range sieved, or one number of the set-up's prime sieve. A
+ * step delivers at most one segment (up to 8,192 numbers; a segment is
+ * never cut, so a step may overshoot by one segment); the previous
+ * segment's answers are gone once the next step starts. budget 0 does no
+ * work. Polls pk_range_interrupt before each set-up chunk and each segment,
+ * and every 256 numbers while a segment's leftover cofactors are proven (a
+ * segment cut there is taken up again by the next step).
+ *
+ * Returns PK_MORE (numbers remain; pk_range_segment says whether this step
+ * delivered some), PK_DONE (the last segment was delivered by this or an
+ * earlier step; later calls deliver nothing), PK_INTERRUPTED (the request
+ * is consumed; nothing was delivered; the next step goes on from there),
+ * PK_E_ARG, PK_E_NOMEM (nothing delivered; the handle may be stepped again).
+ * Never prints, never starts threads. Not thread-safe on the same handle
+ * except with pk_range_interrupt.
+ */
+PK_API int pk_range_step(pk_range *range, uint64_t budget);
+
+/*
+ * pk_range_interrupt — make the running or the next pk_range_step return
+ * PK_INTERRUPTED at its next poll (under a millisecond apart).
+ * Thread-safe and async-signal-safe (a lock-free atomic store).
+ */
+PK_API void pk_range_interrupt(pk_range *range);
+
+/*
+ * pk_range_segment — the segment the last step delivered: its first number
+ * and its count (0 when the last step delivered nothing). Either pointer may
+ * be NULL. Returns PK_OK or PK_E_ARG.
+ */
+PK_API int pk_range_segment(const pk_range *range, uint64_t *first, size_t *count);
+
+/*
+ * pk_range_answers — copy the factorizations of the delivered segment's
+ * numbers index .. index + count - 1 into answers (primes ascending, each
+ * proven, product = n). answer_size must be sizeof(pk_u64_answer).
+ * Returns PK_OK, PK_E_ARG, PK_E_INDEX (beyond the segment; nothing written).
+ */
+PK_API int pk_range_answers(const pk_range *range, size_t index, size_t count, pk_u64_answer *answers,
+                            size_t answer_size);
+
+/*
+ * pk_range_format — write the delivered segment's lines from number `index`
+ * on, as the coreutils factor program prints them ("12: 2 2 3\n": a prime
+ * is repeated for its exponent), whole lines only, as many as fit in cap
+ * bytes (no NUL is written). *len receives the bytes written and *lines the
+ * lines written (either may be NULL).
+ * Returns PK_OK (every line to the end of the segment was written), PK_MORE
+ * (the buffer filled first: call again from index + *lines), PK_E_BUFFER (not
+ * even one line fits; a cap of PK_RANGE_LINE_MAX always fits one),
+ * PK_E_ARG, PK_E_INDEX (index beyond the segment).
+ */
+PK_API int pk_range_format(const pk_range *range, size_t index, char *buf, size_t cap, size_t *len,
+                           size_t *lines);
+
+/* Progress of a range. Transparent; set size before the call. */
+typedef struct pk_range_progress {
+    size_t size;        /* sizeof(pk_range_progress), set by the caller */
+    uint64_t first, last;
+    uint64_t done;      /* numbers delivered (the next one is first + done) */
+    uint64_t total;     /* last - first + 1 */
+    uint64_t limit;     /* the sieve's largest prime bound */
+} pk_range_progress;
+
+/* pk_range_progress_of — fill out. Returns PK_OK or PK_E_ARG. */
+PK_API int pk_range_progress_of(const pk_range *range, pk_range_progress *out);
+
+/*
+ * pk_range_checkpoint — the handle's position as text, in the caller-buffer
+ * convention: "primekit-range 1", first, last, done (numbers delivered) and
+ * a checksum line. Delivered segments count as done: write their lines out
+ * before checkpointing. Returns PK_OK, PK_E_ARG, PK_E_BUFFER.
+ * Not thread-safe with a concurrent step on the same handle.
+ */
+PK_API int pk_range_checkpoint(const pk_range *range, char *buf, size_t cap, size_t *len);
+
+/*
+ * pk_range_restore — a new handle from checkpoint text (need not be
+ * NUL-terminated); its first step goes on at the saved position.
+ * Returns PK_OK, PK_E_ARG, PK_E_CHECKPOINT (malformed, truncated, bad
+ * checksum), PK_E_CHECKPOINT_VERSION, PK_E_CHECKPOINT_STATE (a position
+ * outside the range), PK_E_NOMEM. Never crashes on any input. Thread-safe.
+ */
+PK_API int pk_range_restore(const char *text, size_t length, pk_range **out);
+
+/*
+ * pk_range_split — the index-th of `parts` contiguous sub-ranges of [first,
+ * last], as equal as can be (the first (count mod parts) get one more).
+ * Sub-ranges are independent: give each to its own handle and thread, and
+ * concatenate their lines in index order. Returns PK_OK, PK_E_ARG (a NULL
+ * pointer, parts 0), PK_E_RANGE (first < 2), PK_E_OPTIONS (first > last, or
+ * parts above the count of numbers), PK_E_INDEX (index >= parts). Thread-safe.
+ */
+PK_API int pk_range_split(uint64_t first, uint64_t last, uint64_t parts, uint64_t index, uint64_t *sub_first,
+                          uint64_t *sub_last);
+
 #ifdef __cplusplus
 }
 #endif

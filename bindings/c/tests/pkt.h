@@ -256,7 +256,14 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(qs_balanced_semiprimes_of_70_100_128_160_bits_split)     \
     X(qs_three_primes_and_square_times_prime_give_proper_factors) \
     X(qs_any_budget_cut_gives_the_same_factor_and_work)        \
-    X(qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer)
+    X(qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer) \
+    X(range_every_n_below_a_million_matches_the_batch_call_and_its_lines) \
+    X(range_random_ranges_near_1e12_1e18_and_2_64_match_the_batch_call) \
+    X(range_interrupted_at_random_polls_restores_to_the_same_lines) \
+    X(range_checkpoint_single_character_changes_are_refused_or_harmless) \
+    X(range_bad_arguments_are_refused_and_change_nothing) \
+    X(range_split_pieces_concatenate_to_the_whole_range) \
+    X(range_interrupts_from_another_thread_give_the_same_lines)
 
 #define PKT_DECLARE(name) void test_##name(void);
 PKT_TESTS(PKT_DECLARE)
