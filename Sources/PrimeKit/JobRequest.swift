@@ -1,9 +1,11 @@
 /// What to submit to a ``JobQueue``: a `factor` or `isPrime` job for a candidate, or a job restored from a
-/// ``Checkpoint``, with its priority, progress interval and dependencies.
+/// ``Checkpoint``, with its priority, progress interval and dependencies. Without `from` or `bound` a job factors
+/// completely; with either it is trial division over that range.
 ///
 /// ```swift
 /// let job = try queue.submit(.isPrime(1301081))
 /// let big = try queue.submit(.factor("600851475143", bound: "10000").priority(.high))
+/// let limited = try queue.submit(.factor(n).effort(ecmDigits: 30, timeLimit: .seconds(10)))
 /// ```
 public struct JobRequest: Sendable {
     /// What the job computes (for a restored job: the checkpoint's kind).
@@ -81,7 +83,7 @@ public struct JobRequest: Sendable {
                           bound: bound.map { String($0) })
     }
 
-    /// A factorization of `candidate`.
+    /// A factorization of `candidate`: complete, or trial division over `from...bound` when either is given.
     /// - Parameters:
     ///   - candidate: A canonical decimal integer of at least 2.
     ///   - from: The first trial divisor (default 2).
@@ -98,7 +100,8 @@ public struct JobRequest: Sendable {
         make(.factor, candidate, from: from, bound: bound)
     }
 
-    /// A primality answer for `candidate`, shaped like the original plugin's.
+    /// A primality answer for `candidate`, shaped like the original plugin's: from the complete factorization, or
+    /// from trial division over `from...bound` when either is given.
     /// - Parameters:
     ///   - candidate: A canonical decimal integer of at least 2.
     ///   - from: The first trial divisor (default 2).
