@@ -135,6 +135,12 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public var description: String { text }
 
+    /// What the restored job computes: a complete job's kernel checkpoint (format version 2) says `mode 0`.
+    var mode: FactorMode {
+        guard let first = pieces.first else { return .trialDivision }
+        return KernelJob.isComplete(checkpointText: first.kernelText) ? .complete : .trialDivision
+    }
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         try self.init(text: text)

@@ -104,6 +104,11 @@ final class KernelJob: @unchecked Sendable {
         return try wrap(status: status, out)
     }
 
+    /// Whether kernel checkpoint text is of a complete job (`PK_MODE_COMPLETE`; its `mode` line, format version 2).
+    static func isComplete(checkpointText text: String) -> Bool {
+        text.contains("\nmode \(PK_MODE_COMPLETE.rawValue)\n")
+    }
+
     /// Rebuilds a job from kernel checkpoint text.
     static func restore(_ text: String, limits: KernelLimits) throws(PrimeKitError) -> KernelJob {
         var options = baseOptions
@@ -317,12 +322,15 @@ struct SmallAnswer: Sendable {
     let n: UInt32
     /// True when the candidate is prime.
     let isPrime: Bool
+    /// What the job asked for (the answer is the same either way below 2^32).
+    let mode: FactorMode
 
     /// Factors `value`; nil unless 2 <= `value` < 2^32. `progress` receives the call's final progress.
-    init?(value: UInt64?, progress: inout KernelProgress) {
+    init?(value: UInt64?, mode: FactorMode, progress: inout KernelProgress) {
         guard let value, value >= 2, let n = UInt32(exactly: value) else { return nil }
         guard let raw = Self.factor(n) else { return nil }
         self.n = n
+        self.mode = mode
         self.isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
         progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
                                   divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),

@@ -131,7 +131,7 @@ extension Scheduler {
     func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: JobCandidate, pieces: consuming PieceList,
                  estimatedWork: Double, inIntake: Bool) -> Job {
         Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
-            estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces,
+            estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces, mode: request.mode,
             injectedFailure: request.injectedFailure, inIntake: inIntake, scheduler: self)
     }
 

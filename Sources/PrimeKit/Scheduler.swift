@@ -219,7 +219,7 @@ final class Scheduler: Sendable {
         if let existing = assignment.kernel {
             kernel = existing
         } else if assignment.single, assignment.range == nil,
-                  let small = SmallAnswer(value: job.submitted.value, progress: &smallProgress) {
+                  let small = SmallAnswer(value: job.submitted.value, mode: job.mode, progress: &smallProgress) {
             // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
             return .finished(job, piece: assignment.piece, smallProgress, factors: nil,
                              outcome: .small(small))
