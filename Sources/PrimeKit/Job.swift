@@ -23,6 +23,8 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let pieceCount: Int32
     /// Complete factorization, or trial division over a range.
     let mode: FactorMode
+    /// A complete job's effort limits and running time; nil when it has no limit (most jobs).
+    let effort: JobEffort?
     /// Test hook: fail on the first slice with this error.
     let injectedFailure: InjectedFailure?
     let core: Mutex<JobCore>
@@ -32,8 +34,10 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList, mode: FactorMode = .trialDivision,
-         injectedFailure: PrimeKitError? = nil, inIntake: Bool = false, scheduler: Scheduler) {
+         effort: JobEffort? = nil, injectedFailure: PrimeKitError? = nil, inIntake: Bool = false,
+         scheduler: Scheduler) {
         self.mode = mode
+        self.effort = effort
         self.injectedFailure = injectedFailure.map(InjectedFailure.init)
         self.pieceCount = Int32(pieces.count)
         self.id = id
