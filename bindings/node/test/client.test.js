@@ -114,6 +114,16 @@ test('an effort limit gives the partial answer: the parts left and what was trie
   for (const key of ['trialFrom', 'trialBound', 'work', 'b1', 'b2']) assert.match(part[key], /^[0-9]+$/, key);
 });
 
+test('progress says the stage: a 16-digit factor of a 56-digit number is found by ECM', async () => {
+  const [p, q] = ['8651054483542753', '9537513983584714622399864022142622086501'];
+  const job = client.submit((BigInt(p) * BigInt(q)).toString(), { progressIntervalMs: 1 });
+  const reports = [];
+  for await (const report of job.progress()) reports.push(report);
+  assert.deepEqual((await job.result).factors.map((f) => f.prime), [p, q]);
+  assert.ok(reports.some((r) => r.stage === 'ecm'), JSON.stringify(reports.slice(-3)));
+  assert.ok(reports.every((r) => r.stageFraction >= 0 && r.stageFraction <= 1 && r.partsLeft >= 0));
+});
+
 test('bad effort options reject with the member named, and submit nothing', async () => {
   const cases = [
     [{ ecmDigits: 0 }, 'ecmDigits'],

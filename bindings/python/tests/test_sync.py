@@ -82,6 +82,15 @@ def test_an_effort_limit_gives_the_parts_left(client: Client) -> None:
     assert all(isinstance(part[key], int) for key in ("trialFrom", "trialBound", "work", "b1", "b2"))
 
 
+def test_progress_says_the_stage(client: Client) -> None:
+    p, q = 8651054483542753, 9537513983584714622399864022142622086501  # a 16-digit factor: found by ECM
+    job = client.submit(p * q, progress_interval_ms=1)
+    reports = list(job.progress(timeout=GUARD))
+    assert [f["prime"] for f in job.result(timeout=GUARD)["factors"]] == [p, q]
+    assert "ecm" in {report["stage"] for report in reports}, reports[-3:]
+    assert all(0 <= report["stageFraction"] <= 1 and report["partsLeft"] >= 0 for report in reports)
+
+
 def test_bad_effort_options_are_refused_and_submit_nothing(client: Client) -> None:
     before = len(client.request("job/list")["jobs"])
     cases: list[tuple[dict[str, Any], str]] = [
