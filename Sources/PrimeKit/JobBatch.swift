@@ -111,7 +111,9 @@ public final class JobBatch: Sendable {
         }
         let snapshot = BatchProgress(
             seq: state.seq, finished: state.finished, total: jobs.count, succeeded: state.succeeded,
-            failed: state.failed, cancelled: state.cancelled, percentByJob: byJob, fractionOfWork: min(1, work))
+            failed: state.failed, cancelled: state.cancelled, percentByJob: byJob,
+            // Every job finished is all the work, whatever the weights' rounding adds up to.
+            fractionOfWork: state.finished == jobs.count ? 1 : min(1, work))
         state.latest = snapshot
         return snapshot
     }

@@ -33,9 +33,14 @@ enum JobPlan {
 
         if request.mode == .complete {
             // A complete job runs unsplit. Its kernel job is made on its first slice, unless the answer comes
-            // without one (below 2^32 from `pk_small_factor`, below 2^128 from the batch call).
-            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: nil)), estimatedWork,
-                    effort)
+            // without one (below 2^32 from `pk_small_factor`, below 2^128 from the batch call). A word-size answer
+            // costs at most tens of microseconds below 2^64 and milliseconds below 2^128 (in units of about half a
+            // nanosecond), far less than trial division to the default bound: so many of them go to a worker at once.
+            var work = estimatedWork
+            if let word = submitted.wordValue, word >> 32 != 0 {
+                work = min(work, word >> 64 == 0 ? 40_000 : 4_000_000)
+            }
+            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: nil)), work, effort)
         }
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))

@@ -100,6 +100,7 @@ struct SeededGenerator: RandomNumberGenerator {
         .isPrime(Slow.prime64, bound: "40000000").splitting(false),
         .factor("147573952589676412927", bound: "60000000").splitting(false),  // 2^67 - 1, the 128-bit path
         .isPrime(Slow.digits100, bound: "20000000").splitting(false),          // the GMP path
+        .factor(Known.ecm232),                                                 // complete: seconds of ECM
     ]
 
     @Test func enginesKilledAtRandomMomentsLoseNothingDurable() async throws {
