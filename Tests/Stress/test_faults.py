@@ -22,7 +22,8 @@ from conftest import REPO, Deadline, RpcError, Server, checkpoint_candidate, exe
 
 
 def long_jobs(rng: random.Random, count: int) -> list[int]:
-    """Primes above 2^64: factoring one to the default bound (2^32) is a second or more of work."""
+    """Primes above 2^64: factoring one by trial division ("mode": "trial") to the default bound (2^32) is a second
+    or more of work (a complete job proves it a probable prime at once)."""
     return [random_prime(rng, 2**70, 2**100) for _ in range(count)]
 
 
@@ -50,7 +51,7 @@ def test_client_closes_stdout_mid_stream(tmp_path: Path, seed: int) -> None:
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
     lines = [json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "job/submit",
-                         "params": {"kind": "factor", "candidate": str(c), "progressIntervalMs": 1}})
+                         "params": {"kind": "factor", "candidate": str(c), "mode": "trial", "progressIntervalMs": 1}})
              for i, c in enumerate(candidates)]
     process.stdin.write(("\n".join(lines) + "\n").encode())
     process.stdin.flush()
@@ -93,7 +94,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     from primekit import Client
     client = Client(sys.argv[2], args=["--state-dir", sys.argv[3], "--workers", "2"])
-    jobs = [client.submit(int(c), progress_interval_ms=1) for c in sys.argv[4:]]
+    jobs = [client.submit(int(c), mode="trial", progress_interval_ms=1) for c in sys.argv[4:]]
     for job in jobs:
         job.job_id
     next(iter(jobs[0].progress(timeout=60)))
@@ -184,8 +185,8 @@ def store_setup(state: Path, rng: random.Random, deadline: Deadline) -> tuple[Se
     server.call("plugin/subscribe", {"streams": ["pluginData", "errors"], "tags": ["primekit.store."]})
     done = server.call("job/submit", {"kind": "factor", "candidate": "600851475143"})["jobId"]
     slow_prime = random_prime(rng, 2**70, 2**100)
-    slow = server.call("job/submit", {"kind": "factor", "candidate": str(slow_prime), "priority": "high",
-                                      "progressIntervalMs": 20})["jobId"]
+    slow = server.call("job/submit", {"kind": "factor", "candidate": str(slow_prime), "mode": "trial",
+                                      "priority": "high", "progressIntervalMs": 20})["jobId"]
     server.wait_until(lambda: done in server.finished and slow in server.saved, deadline.left(), "the first writes")
     return server, {"done": done, "slow": slow, "slow_prime": slow_prime,
                     "done_result": server.finished[done][0]["result"]}
