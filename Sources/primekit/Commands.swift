@@ -39,6 +39,14 @@ struct Primekit: AsyncParsableCommand {
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        // `factor` reading numbers from standard input, with no option but --exponents, starts nothing it does
+        // not need: no argument parser, no engine, no tasks (PlainFactor.swift).
+        if arguments == ["factor"] || arguments == ["factor", "--exponents"] {
+            switch PlainFactor.run(exponents: arguments.count == 2) {
+            case .finished(let status): Foundation.exit(status)
+            case .handOver(let prefix): Factor.standardInputPrefix = prefix
+            }
+        }
         // The argument parser takes time growing with the square of the argument count; `factor`'s trailing
         // numbers are taken off before it runs and handed to the command directly.
         if arguments.first == "factor" {
@@ -171,8 +179,11 @@ struct Factor: AsyncParsableCommand {
         settings.ecmDigits = ecmDigits
         let all = NegativeNumbers.values(numbers) + Self.trailingNumbers
         let items = numbers.isEmpty && Self.trailingNumbers.isEmpty ? nil : all.map(WorkItem.number)
-        try finish(await Runner(settings: settings, options: run, items: items).run())
+        try finish(await Runner(settings: settings, options: run, items: items, prefix: Self.standardInputPrefix).run())
     }
+
+    /// Standard input the plain path (PlainFactor) read before handing the run over.
+    nonisolated(unsafe) static var standardInputPrefix: StandardInputPrefix?
 }
 
 struct IsPrime: AsyncParsableCommand {
@@ -241,17 +252,45 @@ struct Resume: AsyncParsableCommand {
             its answers in the format it was started with. Interrupting it again writes a new checkpoint (by \
             default over the same file).
 
-            Example:
+            With --check, the files are only validated, as resuming would validate them, and nothing runs: the \
+            exit status is 0 when every file is usable; otherwise each refused file gets one line on standard \
+            error and the exit status is 2.
+
+            Examples:
               primekit resume primekit-12345.checkpoint
+              primekit resume --check *.checkpoint
             """)
 
     @OptionGroup var run: RunOptions
 
-    @Argument(help: ArgumentHelp("The checkpoint file.", valueName: "file"))
-    var file: String
+    @Flag(help: "Only validate the files (several may be given); run nothing.")
+    var check = false
+
+    @Argument(help: ArgumentHelp("The checkpoint file (with --check, files).", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        if !check, files.count != 1 {
+            throw ValidationError(files.isEmpty ? "Missing expected argument '<file>'"
+                                                : "resume takes one checkpoint file (--check takes several)")
+        }
+    }
 
     func run() async throws {
-        try await Self.continueRun(from: NegativeNumbers.plain(file), options: run)
+        let paths = files.map(NegativeNumbers.plain)
+        if check {
+            var refused = false
+            for path in paths {
+                do {
+                    _ = try CheckpointFile.read(path: path)
+                } catch {
+                    reportError(error.message)
+                    refused = true
+                }
+            }
+            return try finish(refused ? ExitStatus.usage : ExitStatus.ok)
+        }
+        try await Self.continueRun(from: paths[0], options: run)
     }
 
     static func continueRun(from path: String, options: RunOptions) async throws {

@@ -34,11 +34,15 @@ final class OutputStream: @unchecked Sendable {
 /// Writes all of `bytes` to `descriptor`, going on after short writes and EINTR.
 /// - Returns: 0, or the `errno` of the write that failed.
 func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Int32 {
+    bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+}
+
+/// Writes all of `bytes` to `descriptor`, going on after short writes and EINTR.
+/// - Returns: 0, or the `errno` of the write that failed.
+func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
     var offset = 0
     while offset < bytes.count {
-        let result = bytes.withUnsafeBytes { raw in
-            Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-        }
+        let result = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
         if result < 0 {
             if errno == EINTR { continue }
             return errno

@@ -319,5 +319,51 @@ struct BatchTests {
         #expect(stopped.stdoutLines.count < numbers.count)
         #expect(resumed.stdout == (try Tool.run(["factor"] + numbers[stopped.stdoutLines.count...])).stdout)
     }
+
+    @Test func sigtermWhileReadingStandardInputCheckpointsWhatWasReadButNotAnswered() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var random = SplitMix64(state: 23)
+        let numbers = (0..<600).map { _ in
+            String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
+        }
+        // The plain `factor` (no option): standard input stays open, so the run is still reading when stopped.
+        let launched = try Launched(["factor"], keepingStdinOpen: true)
+        try launched.send(Data((numbers.joined(separator: "\n") + "\n").utf8))
+        #expect(launched.waitForStdout(containing: "\n"))
+        launched.signal(SIGTERM)
+        let stopped = launched.finish()
+        #expect(stopped.status == 130)
+        var resumedLines: [String] = []
+        if let line = stopped.stderrLines.first(where: { $0.hasPrefix("primekit: interrupted; checkpoint written to ") }) {
+            let path = String(line.dropFirst("primekit: interrupted; checkpoint written to ".count))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let resumed = try Tool.run(["resume", path])
+            #expect(resumed.status == 0)
+            resumedLines = resumed.stdoutLines
+        } else {
+            #expect(stopped.stderrLines == ["primekit: interrupted"])  // everything read was answered
+        }
+        // Nothing twice, nothing out of order: the numbers read so far, each answered once.
+        let lines = stopped.stdoutLines + resumedLines
+        #expect(lines.count <= numbers.count)
+        #expect(zip(lines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
+        #expect(lines == (try Tool.run(["factor", "--no-progress"] + numbers[..<lines.count])).stdoutLines)
+    }
+
+    @Test func thePlainPathHandsOverAtTheFirstNumberItDoesNotTake() throws {
+        // Small numbers, then one of 2^128 or more, an invalid token and a token cut by the end of a read: the
+        // plain path answers what comes before, the general path the rest, in order.
+        let big = "340282366920938463463374607431768211507"
+        let small = (2...5_000).map(String.init)
+        let input = (small + [big, "12", "x7", "35"] + small).joined(separator: " ") + "\n"
+        let plain = try Tool.run(["factor"], stdin: Data(input.utf8))
+        let general = try Tool.run(["factor", "--no-progress"], stdin: Data(input.utf8))
+        #expect(plain.status == 1 && general.status == 1)
+        #expect(plain.stdout == general.stdout)
+        #expect(plain.stderrLines == ["primekit: invalid candidate \"x7\": not a decimal number"])
+        #expect(plain.stdoutLines.count == 2 * small.count + 3)
+        #expect(plain.stdoutLines[small.count] == "\(big): \(big) [\(big): probable prime]")
+    }
 }
 
