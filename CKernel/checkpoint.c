@@ -27,6 +27,7 @@
  *   ...
  *   mode <pk_mode>
  *   limits <ecm-digits> <work-limit>
+ *   concluded 1          (only after pk_job_conclude was seen; absent otherwise)
  *   stage, pipe-work, parts, part..., split   (job/pipeline.h)
  *
  * Lines end in "\n". Every field is required, in this order; restoring checks
@@ -115,6 +116,8 @@ static int render(const pk_job *job, pk_sbuf *out)
         pk_sb_u64(&b, "mode", (uint64_t)job->mode);
         snprintf(line, sizeof line, "limits %u %llu\n", job->ecm_digits, (unsigned long long)job->work_limit);
         pk_sb_text(&b, line);
+        if (job->concluded)
+            pk_sb_text(&b, "concluded 1\n");
         pk_pipe_save(job, &b);
     }
     if (!b.failed) {
@@ -136,6 +139,8 @@ int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *len)
     /* The text is a pure function of the job's state: render it once per
        revision (the cache is not shared between threads: see the header). */
     pk_job *cache = (pk_job *)job;
+    if (!job->concluded && pk_job_concluding(cache))
+        cache->revision++; /* conclude arrived between steps: the text changes */
     if (!job->ckpt_text || job->ckpt_revision != job->revision) {
         pk_sbuf b;
         int rc = render(job, &b);
@@ -277,6 +282,16 @@ static int parse(pk_job *job, pk_reader *r, const pk_options *o, uint64_t versio
         job->mode = (int)mode;
         job->ecm_digits = (unsigned)lim[0];
         job->work_limit = lim[1];
+        static const char ckey[] = "concluded ";
+        if ((size_t)(r->end - r->p) >= sizeof ckey - 1 && memcmp(r->p, ckey, sizeof ckey - 1) == 0) {
+            uint64_t c;
+            if ((rc = pk_field_u64(r, "concluded", &c)) != PK_OK)
+                return rc;
+            if (c != 1 || job->mode != PK_MODE_COMPLETE)
+                return PK_E_CHECKPOINT_STATE;
+            job->concluded = 1;
+            atomic_store_explicit(&job->conclude, 1, memory_order_relaxed);
+        }
         if ((rc = pk_pipe_load(job, r)) != PK_OK)
             return rc;
         if (job->pipe && (w[0] != 0 || job->mode != PK_MODE_COMPLETE))

@@ -15,6 +15,7 @@ pk_job *pk_job_alloc(void)
     if (!job)
         return NULL;
     atomic_init(&job->interrupt, 0);
+    atomic_init(&job->conclude, 0);
     mpz_init(job->n);
     mpz_init(job->cof);
     pk_sieve_init(&job->sieve);
@@ -55,12 +56,37 @@ int pk_job_take_interrupt(pk_job *job)
     return atomic_exchange_explicit(&job->interrupt, 0, memory_order_acq_rel) != 0;
 }
 
+int pk_job_conclude(pk_job *job)
+{
+    if (!job)
+        return PK_E_ARG;
+    if (job->mode != PK_MODE_COMPLETE)
+        return PK_E_OPTIONS; /* the mode is fixed when the job is made */
+    atomic_store_explicit(&job->conclude, 1, memory_order_release);
+    return PK_OK;
+}
+
+int pk_job_concluding(pk_job *job)
+{
+    if (!job->concluded && !job->done && job->mode == PK_MODE_COMPLETE &&
+        atomic_load_explicit(&job->conclude, memory_order_acquire))
+        job->concluded = 1;
+    return job->concluded;
+}
+
+int pk_job_stop_requested(pk_job *job)
+{
+    if (pk_job_concluding(job))
+        return 1;
+    return pk_job_take_interrupt(job);
+}
+
 int pk_job_poll(pk_job *job)
 {
     job->polls++;
     if (job->poll_trap && job->polls == job->poll_trap)
         pk_job_interrupt(job);
-    return pk_job_take_interrupt(job);
+    return pk_job_stop_requested(job);
 }
 
 /* min(cap, floor(sqrt(v))) without a square root of a huge v. */
@@ -351,7 +377,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
     if (job->done)
         return PK_DONE;
     job->revision++;
-    if (pk_job_take_interrupt(job))
+    if (!pk_job_concluding(job) && pk_job_take_interrupt(job))
         return PK_INTERRUPTED;
     uint64_t left = budget;
     for (;;) {
@@ -363,12 +389,28 @@ int pk_job_step(pk_job *job, uint64_t budget)
                 return PK_DONE;
             return r == PK_PATH_INTERRUPT ? PK_INTERRUPTED : PK_MORE;
         }
+        if (pk_job_concluding(job)) {
+            /* Concluded: trial division ends where it is. An open window's
+               range [next, win_pos) was not checked and is not counted. */
+            pk_tdgmp_release(job);
+            if (mpz_cmp_ui(job->cof, 1) != 0 && !proven_by_trial(job)) {
+                int rc = pk_pipe_start(job);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            int rc = pk_job_finish(job);
+            return rc < 0 ? rc : PK_DONE;
+        }
         if (mpz_cmp_ui(job->cof, 1) == 0 || job->next > job->eff_bound) {
             int rc = pk_tdgmp_flush(job); /* an open window is checked first */
             if (rc < 0)
                 return rc;
-            if (rc == PK_PATH_INTERRUPT)
+            if (rc == PK_PATH_INTERRUPT) {
+                if (job->concluded)
+                    continue;
                 return PK_INTERRUPTED;
+            }
             if (mpz_cmp_ui(job->cof, 1) != 0 && job->next <= job->eff_bound)
                 continue;
             if (job->mode == PK_MODE_COMPLETE && mpz_cmp_ui(job->cof, 1) != 0 &&
@@ -392,7 +434,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
         pk_job_update_percent(job);
         if (r < 0)
             return r;
-        if (r == PK_PATH_INTERRUPT)
+        if (r == PK_PATH_INTERRUPT && !job->concluded)
             return PK_INTERRUPTED;
     }
 }

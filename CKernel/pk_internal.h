@@ -357,6 +357,8 @@ struct pk_pipe;                 /* the stages after trial division (job/pipeline
 
 struct pk_job {
     atomic_int interrupt;       /* set by pk_job_interrupt, consumed by step */
+    atomic_int conclude;        /* set by pk_job_conclude, never cleared */
+    int concluded;              /* the job has seen conclude (checkpointed) */
 
     mpz_t n;                    /* the candidate */
     char *n_text;               /* its decimal digits, kept to spare conversions */
@@ -434,7 +436,8 @@ int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
 /* The same with a pk_certainty. */
 int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty);
 /* Poll the interrupt between pieces of work (counts polls; tests may set
-   poll_trap to raise the flag at a given poll). 1 when interrupted (consumed). */
+   poll_trap to raise the flag at a given poll). 1 when interrupted (consumed)
+   or concluding (see pk_job_stop_requested). */
 int pk_job_poll(pk_job *job);
 /* Divide every power of the proven prime d out of cof and record it. */
 int pk_job_divide_out(pk_job *job, uint64_t d);
@@ -449,6 +452,12 @@ int pk_job_classify_cofactor(const pk_job *job);
 void pk_job_update_percent(pk_job *job);
 /* 1 if the interrupt flag was set (and clear it). */
 int pk_job_take_interrupt(pk_job *job);
+/* 1 once pk_job_conclude has been seen by a complete job that is not done
+   (records it in job->concluded). */
+int pk_job_concluding(pk_job *job);
+/* 1 when a path should stop and return PK_PATH_INTERRUPT: the job is
+   concluding (the flag stays) or an interrupt was pending (consumed). */
+int pk_job_stop_requested(pk_job *job);
 
 /* The paths. Each advances job->next within budget; see the .c files. */
 int pk_td_word(pk_job *job, uint64_t *budget);

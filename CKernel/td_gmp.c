@@ -155,7 +155,7 @@ static int load_primes(pk_job *job)
 static int word_products(pk_job *job, uint64_t *budget)
 {
     while (job->next <= job->eff_bound) {
-        if (pk_job_take_interrupt(job))
+        if (pk_job_stop_requested(job))
             return PK_PATH_INTERRUPT;
         int rc = load_primes(job);
         if (rc < 0)

@@ -113,7 +113,7 @@ int pk_td_word(pk_job *job, uint64_t *budget)
         job->next = 8;
 
     while (job->next <= hi) {
-        if (pk_job_take_interrupt(job))
+        if (pk_job_stop_requested(job))
             return PK_PATH_INTERRUPT;
         if (*budget == 0)
             return PK_PATH_BUDGET;

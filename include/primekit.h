@@ -28,8 +28,9 @@
  * - The kernel never starts threads, never prints, never touches errno or
  *   global state, and never aborts on bad input.
  * - Thread safety is stated per function. A pk_job may be used by one thread
- *   at a time; only pk_job_interrupt() may be called concurrently with the
- *   other functions. Distinct jobs are fully independent.
+ *   at a time; only pk_job_interrupt() and pk_job_conclude() may be called
+ *   concurrently with the other functions. Distinct jobs are fully
+ *   independent.
  */
 #ifndef PRIMEKIT_H
 #define PRIMEKIT_H
@@ -282,7 +283,8 @@ PK_API void pk_job_destroy(pk_job *job);
  * at its last resume point and may be stepped again).
  *
  * Never blocks, prints, starts threads or allocates without bound.
- * Not thread-safe with other calls on the same job except pk_job_interrupt.
+ * Not thread-safe with other calls on the same job except pk_job_interrupt
+ * and pk_job_conclude.
  */
 PK_API int pk_job_step(pk_job *job, uint64_t budget);
 
@@ -305,6 +307,31 @@ PK_API int pk_job_step(pk_job *job, uint64_t budget);
  * valid for the duration of the call.
  */
 PK_API void pk_job_interrupt(pk_job *job);
+
+/*
+ * pk_job_conclude — ask a complete job to finish with what it has. At its
+ * next poll (the places pk_job_interrupt is polled) the job stops trial
+ * division and splitting for good; the current and following pk_job_step
+ * calls run only the cheap checks that remain — a new part below 2^64 is
+ * factored by the word-size unit (microseconds), larger new parts are tested
+ * for perfect powers and primality, so a prime part is listed as a prime —
+ * and then return PK_DONE with the honest partial answer: the primes found,
+ * and each composite part left with pk_job_part saying what was tried on it
+ * (the trial range actually covered, curves, B1/B2, work, method). An open
+ * GMP trial-division window whose product was not yet checked is dropped:
+ * trial_bound then ends below it. A job that finishes on its own before the
+ * poll gives its complete answer. The request is part of the job's state
+ * from then on: a checkpoint taken after it restores as concluded. An
+ * interrupt pending at the same time is left pending and does not delay it.
+ *
+ * Returns PK_OK (also on a finished job, which does not change), PK_E_ARG
+ * (job is NULL), or PK_E_OPTIONS (a PK_MODE_TRIAL job: nothing changes; its
+ * range is the answer it was asked for).
+ *
+ * Thread-safe and async-signal-safe (a lock-free atomic store), like
+ * pk_job_interrupt; job must be valid for the duration of the call.
+ */
+PK_API int pk_job_conclude(pk_job *job);
 
 /* --------------------------------------------------------------- progress */
 

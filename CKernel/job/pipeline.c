@@ -19,7 +19,10 @@
  *
  * Effort limits (pk_options.ecm_digits, work_limit) stop splitting: the part
  * is left, with what was tried on it, and the job ends with the primes
- * found and the parts left (cofactor status COMPOSITE).
+ * found and the parts left (cofactor status COMPOSITE). pk_job_conclude
+ * does the same at the next poll, for every part: a new part still gets its
+ * cheap examination (word-size factoring below 2^64, perfect power, BPSW),
+ * a part being split is left as it stands.
  *
  * Every piece of work is bounded (a word-size split slice, an ECM curve set
  * up, a chunk of stage 1, a stage 2) and the interrupt flag is polled before
@@ -353,7 +356,7 @@ static int examine(pk_job *job, size_t i)
         mpz_clear(q);
         return rc;
     }
-    if (limit_reached(job)) {
+    if (limit_reached(job) || job->concluded) {
         leave(p, i);
         return PK_OK;
     }
@@ -488,11 +491,13 @@ int pk_pipe_step(pk_job *job, uint64_t *budget)
             finish(job);
             return PK_PATH_CONTINUE;
         }
-        if (pk_job_poll(job))
+        if (pk_job_poll(job) && !job->concluded)
             return PK_PATH_INTERRUPT;
-        int rc;
+        int rc = PK_OK;
         if (p->parts[i].status == PK_PART_NEW) {
             rc = examine(job, i);
+        } else if (job->concluded) {
+            leave(p, i); /* concluded: the split stops, its part is left */
         } else {
             if (*budget == 0)
                 return PK_PATH_BUDGET;
@@ -821,9 +826,10 @@ int pk_pipe_check(pk_job *job)
     }
     if ((p->stage == PK_PIPE_DONE) != (job->done != 0))
         return PK_E_CHECKPOINT_STATE;
-    /* Trial division is over before the pipeline starts. */
+    /* Trial division is over before the pipeline starts (or was cut short
+       by pk_job_conclude). */
     pk_job_refresh_bound(job);
-    if (job->from > 2 || job->next <= job->eff_bound)
+    if (job->from > 2 || (job->next <= job->eff_bound && !job->concluded))
         return PK_E_CHECKPOINT_STATE;
     if (job->done) {
         int status = PK_COFACTOR_ONE;

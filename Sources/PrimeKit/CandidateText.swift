@@ -120,6 +120,13 @@ struct JobCandidate: Sendable {
     /// Its number of decimal digits.
     var digits: Int { text.isEmpty ? value.map(CandidateText.decimalLength) ?? 0 : text.utf8.count }
 
+    /// The value when it is below 2^128 (parsed from the text when it does not fit 64 bits).
+    var wordValue: UInt128? {
+        if let value { return UInt128(value) }
+        guard text.utf8.count <= 39 else { return nil }
+        return UInt128(text)
+    }
+
     /// A candidate read from text (a checkpoint's), not validated here.
     init(text: String) {
         self.text = text

@@ -11,6 +11,7 @@
 /// <kernel checkpoint text, exactly length bytes>
 /// piece 2147483644 4294967285 <length>
 /// <kernel checkpoint text>
+/// time <limit ns> <running ns>        (only for a complete job with a time limit)
 /// checksum <16 hex digits: FNV-1a 64 of every byte before this line>
 /// ```
 /// Each `piece` line gives the range of the kernel checkpoint after it. A checkpoint is accepted only whole and
@@ -51,6 +52,10 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// What the restored job computes.
     public let kind: JobKind
     let pieces: [Piece]
+    /// A complete job's time limit in nanoseconds, if it has one.
+    let timeLimit: Int64?
+    /// The running time the job had used of its time limit, in nanoseconds (0 without one).
+    let runningTime: Int64
 
     /// Parses checkpoint text and checks it whole: the envelope's checksum and consistency, and every kernel
     /// checkpoint in it (restored once by the kernel, which checks its checksum and state).
@@ -60,11 +65,13 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(text: String) throws(PrimeKitError) {
         self.text = text
         if text.hasPrefix("primekit-job-checkpoint ") {
-            (kind, pieces) = try Self.parse(Array(text.utf8))
+            (kind, pieces, timeLimit, runningTime) = try Self.parse(Array(text.utf8))
         } else {
             guard !text.isEmpty else { throw Self.malformed("empty checkpoint") }
             kind = .factor
             pieces = [Piece(from: nil, bound: nil, kernelText: text)]
+            timeLimit = nil
+            runningTime = 0
         }
         let limits = KernelLimits(maxDigits: Int.max, bpswDigits: KernelLimits.defaults.bpswDigits)
         var kernels: [KernelJob] = []
@@ -121,19 +128,30 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The checkpoint of a job's pieces at rest (each made with ``Piece/init(_:)``).
-    init(kind: JobKind, pieces: [Piece]) {
+    /// - Parameters:
+    ///   - timeLimit: A complete job's time limit in nanoseconds, with the running time it has used.
+    init(kind: JobKind, pieces: [Piece], timeLimit: Int64? = nil, runningTime: Int64 = 0) {
         var text = Self.header + "\nkind \(kind.rawValue)\npieces \(pieces.count)\n"
         for piece in pieces {
             text += "piece \(piece.from ?? "-") \(piece.bound ?? "-") \(piece.kernelText.utf8.count)\n"
             text += piece.kernelText + "\n"
         }
+        if let timeLimit { text += "time \(timeLimit) \(max(0, runningTime))\n" }
         text += TextChecksum.line(for: text.utf8)
         self.text = text
         self.kind = kind
         self.pieces = pieces
+        self.timeLimit = timeLimit
+        self.runningTime = timeLimit == nil ? 0 : max(0, runningTime)
     }
 
     public var description: String { text }
+
+    /// What the restored job computes: a complete job's kernel checkpoint (format version 2) says `mode 0`.
+    var mode: FactorMode {
+        guard let first = pieces.first else { return .trialDivision }
+        return KernelJob.isComplete(checkpointText: first.kernelText) ? .complete : .trialDivision
+    }
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
@@ -157,7 +175,7 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Reads the envelope: a byte cursor over the UTF-8 text.
-    private static func parse(_ bytes: [UInt8]) throws(PrimeKitError) -> (JobKind, [Piece]) {
+    private static func parse(_ bytes: [UInt8]) throws(PrimeKitError) -> (JobKind, [Piece], Int64?, Int64) {
         var position = 0
         func line(_ end: Int) throws(PrimeKitError) -> [Substring] {
             guard let newline = bytes[position..<end].firstIndex(of: UInt8(ascii: "\n")) else {
@@ -215,7 +233,21 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             position += length + 1
             pieces.append(Piece(from: String(pieceLine[1]), bound: String(pieceLine[2]), kernelText: kernelText))
         }
+        var timeLimit: Int64?
+        var running: Int64 = 0
+        if position < end {
+            let timeLine = try line(end)
+            guard timeLine.count == 3, timeLine[0] == "time", CandidateText.isCanonical(timeLine[1]),
+                  CandidateText.isCanonical(timeLine[2]), let limit = Int64(timeLine[1]), limit >= 1,
+                  let used = Int64(timeLine[2])
+            else { throw malformed("data after the last piece") }
+            guard KernelJob.isComplete(checkpointText: pieces[0].kernelText), pieces.count == 1 else {
+                throw inconsistent("a time limit on a trial-division job")
+            }
+            timeLimit = limit
+            running = used
+        }
         guard position == end else { throw malformed("data after the last piece") }
-        return (kind, pieces)
+        return (kind, pieces, timeLimit, running)
     }
 }

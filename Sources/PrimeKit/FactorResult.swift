@@ -4,11 +4,73 @@ public struct PrimeFactor: Sendable, Hashable, Codable {
     public let prime: String
     /// How many times it divides the candidate.
     public let exponent: Int
+    /// How the prime is known: `.proven` (trial division, or a deterministic test below 2^64) or `.probable` (a
+    /// BPSW pass above 2^64, listed only by complete jobs).
+    public let certainty: Certainty
 
     /// Creates a factor.
-    public init(prime: String, exponent: Int) {
+    public init(prime: String, exponent: Int, certainty: Certainty = .proven) {
         self.prime = prime
         self.exponent = exponent
+        self.certainty = certainty
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case prime, exponent, certainty
+    }
+
+    /// Decodes a factor; a missing `certainty` (a result written before it existed) reads as `.proven`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        prime = try container.decode(String.self, forKey: .prime)
+        exponent = try container.decode(Int.self, forKey: .exponent)
+        certainty = try container.decodeIfPresent(Certainty.self, forKey: .certainty) ?? .proven
+    }
+}
+
+/// How a factor result was computed.
+public enum FactorMode: String, Sendable, Hashable, Codable {
+    /// Complete factorization: trial division, then perfect powers, primality and splitting of every part.
+    case complete
+    /// Trial division over a range only; the remainder is classified, not split.
+    case trialDivision = "trial"
+}
+
+/// A composite part a complete job left at an effort limit, and what was tried on it.
+public struct CompositePart: Sendable, Hashable, Codable {
+    /// The part, decimal.
+    public var value: String
+    /// The part divides the candidate to this power.
+    public var exponent: Int
+    /// No prime in [trialFrom, trialBound] divides the part (decimal).
+    public var trialFrom: String
+    public var trialBound: String
+    /// Kernel work units spent splitting it.
+    public var work: UInt64
+    /// ECM curves completed on it (every B1 together).
+    public var curves: UInt64
+    /// B1 and B2 of the last completed curve (0: none).
+    public var b1: UInt64
+    public var b2: UInt64
+    /// The largest ECM level (digits) whose expected curves are all done: a factor that long would have been found
+    /// with probability about 1 - 1/e (0: no level done).
+    public var ecmDigits: Int
+    /// The last splitting method used: "split" (word-size), "ecm", "qs" or "none".
+    public var method: String
+
+    /// Creates a part.
+    public init(value: String, exponent: Int, trialFrom: String, trialBound: String, work: UInt64, curves: UInt64,
+                b1: UInt64, b2: UInt64, ecmDigits: Int, method: String) {
+        self.value = value
+        self.exponent = exponent
+        self.trialFrom = trialFrom
+        self.trialBound = trialBound
+        self.work = work
+        self.curves = curves
+        self.b1 = b1
+        self.b2 = b2
+        self.ecmDigits = ecmDigits
+        self.method = method
     }
 }
 
@@ -39,7 +101,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
     }
     /// The candidate as given (empty for the kernel's answer below 2^32, which knows it).
     private let storedCandidate: String
-    /// Proven prime factors, ascending.
+    /// Prime factors, ascending: proven for trial division; for a complete job each says its ``PrimeFactor/certainty``.
     ///
     /// For a candidate below 2^32 the engine keeps only the candidate and finds the factors again (one kernel call)
     /// when this is read: most answers of small jobs are never read.
@@ -70,10 +132,16 @@ public struct FactorResult: Sendable, Hashable, Codable {
     public let isPrime: Bool?
     /// Whether a `true` (or a complete factorization) is proven or probable.
     public let certainty: Certainty
+    /// The composite parts a complete job left at an effort limit, ascending, with what was tried on each; their
+    /// product (each to its exponent) is ``cofactor``. Empty for a complete answer and for trial division.
+    public let parts: [CompositePart]
+    /// How the answer was computed.
+    public let mode: FactorMode
 
     /// Creates a result.
     public init(candidate: String, factors: [PrimeFactor], cofactor: String, cofactorStatus: CofactorStatus,
-                complete: Bool, isPrime: Bool?, certainty: Certainty) {
+                complete: Bool, isPrime: Bool?, certainty: Certainty, parts: [CompositePart] = [],
+                mode: FactorMode = .trialDivision) {
         self.storedCandidate = candidate
         self.storedFactors = .list(factors)
         self.cofactor = cofactor
@@ -81,6 +149,8 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.complete = complete
         self.isPrime = isPrime
         self.certainty = certainty
+        self.parts = parts
+        self.mode = mode
     }
 
     /// The engine's result for 2 <= candidate < 2^32: complete, proven, the factors written out when read.
@@ -92,12 +162,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.complete = true
         self.isPrime = answer.isPrime
         self.certainty = .proven
+        self.parts = []
+        self.mode = answer.mode
     }
 
     public static func == (lhs: FactorResult, rhs: FactorResult) -> Bool {
         lhs.candidate == rhs.candidate && lhs.factors == rhs.factors && lhs.cofactor == rhs.cofactor
             && lhs.cofactorStatus == rhs.cofactorStatus && lhs.complete == rhs.complete && lhs.isPrime == rhs.isPrime
-            && lhs.certainty == rhs.certainty
+            && lhs.certainty == rhs.certainty && lhs.parts == rhs.parts && lhs.mode == rhs.mode
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -108,10 +180,12 @@ public struct FactorResult: Sendable, Hashable, Codable {
         hasher.combine(complete)
         hasher.combine(isPrime)
         hasher.combine(certainty)
+        hasher.combine(parts)
+        hasher.combine(mode)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty
+        case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty, parts, mode
     }
 
     public init(from decoder: any Decoder) throws {
@@ -123,6 +197,9 @@ public struct FactorResult: Sendable, Hashable, Codable {
         complete = try container.decode(Bool.self, forKey: .complete)
         isPrime = try container.decodeIfPresent(Bool.self, forKey: .isPrime)
         certainty = try container.decode(Certainty.self, forKey: .certainty)
+        // Results written before complete answers have neither key: trial division, no parts.
+        parts = try container.decodeIfPresent([CompositePart].self, forKey: .parts) ?? []
+        mode = try container.decodeIfPresent(FactorMode.self, forKey: .mode) ?? .trialDivision
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -134,5 +211,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
         try container.encode(complete, forKey: .complete)
         try container.encode(isPrime, forKey: .isPrime)  // null when unknown, never omitted
         try container.encode(certainty, forKey: .certainty)
+        try container.encode(parts, forKey: .parts)
+        try container.encode(mode, forKey: .mode)
     }
 }

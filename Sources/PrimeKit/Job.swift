@@ -21,6 +21,10 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public let kind: JobKind
     /// How many pieces the job's divisor range was cut into (1 unless split; at most 64).
     let pieceCount: Int32
+    /// Complete factorization, or trial division over a range.
+    let mode: FactorMode
+    /// A complete job's effort limits and running time; nil when it has no limit (most jobs).
+    let effort: JobEffort?
     /// Test hook: fail on the first slice with this error.
     let injectedFailure: InjectedFailure?
     let core: Mutex<JobCore>
@@ -29,8 +33,11 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public var candidate: String { submitted.decimal }
 
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
-         priority: JobPriority, pieces: consuming PieceList, injectedFailure: PrimeKitError? = nil,
-         inIntake: Bool = false, scheduler: Scheduler) {
+         priority: JobPriority, pieces: consuming PieceList, mode: FactorMode = .trialDivision,
+         effort: JobEffort? = nil, injectedFailure: PrimeKitError? = nil, inIntake: Bool = false,
+         scheduler: Scheduler) {
+        self.mode = mode
+        self.effort = effort
         self.injectedFailure = injectedFailure.map(InjectedFailure.init)
         self.pieceCount = Int32(pieces.count)
         self.id = id

@@ -222,7 +222,8 @@ struct JobCore: Sendable {
             jobID: jobID, seq: seq, state: state,
             percent: percentOverride ?? max(previous, min(measured.percent, 100)),
             nextDivisor: measured.nextDivisor, divisorsTested: measured.divisorsTested,
-            workDone: measured.workDone, factors: measured.factors)
+            workDone: measured.workDone, factors: measured.factors, stage: measured.stage,
+            stageFraction: measured.stageFraction, partsLeft: measured.partsLeft)
         lastSnapshot = snapshot
         return snapshot
     }
@@ -250,7 +251,21 @@ struct JobCore: Sendable {
         }
         var primes: [String] = []
         for factor in factors where primes.last != factor.prime { primes.append(factor.prime) }
+        // One piece reports the kernel's stage; the pieces of a split job are all trial division.
+        let stage: KernelStage
+        let fraction: Double
+        var partsLeft = 0
+        if pieces.count == 1 {
+            let piece = pieces[0]
+            stage = piece.finished ? .done : piece.progress.stage
+            fraction = piece.finished ? 1 : piece.progress.stageFraction
+            partsLeft = piece.finished ? 0 : Int(piece.progress.partsLeft)
+        } else {
+            stage = pieces.allSatisfy(\.finished) ? .done : .trial
+            fraction = min(percent, 100) / 100
+        }
         return JobProgress(jobID: jobID, seq: seq, state: state, percent: min(percent, 100), nextDivisor: next,
-                           divisorsTested: tested, workDone: work, factors: primes)
+                           divisorsTested: tested, workDone: work, factors: primes, stage: stage.name,
+                           stageFraction: fraction, partsLeft: partsLeft)
     }
 }

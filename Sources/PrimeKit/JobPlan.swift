@@ -7,11 +7,13 @@ enum JobPlan {
     ///   - configuration: The queue's configuration (limits, split threshold).
     ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
     static func make(_ request: borrowing JobRequest, configuration: JobQueue.Configuration, workers: Int)
-        throws(PrimeKitError) -> (JobCandidate, PieceList, Double)
+        throws(PrimeKitError) -> (JobCandidate, PieceList, Double, JobEffort?)
     {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
+        let effort = try JobEffort.make(request)
         if let checkpoint = request.checkpoint {
-            return try restore(checkpoint, limits: limits)
+            let (candidate, pieces, work) = try restore(checkpoint, limits: limits)
+            return (candidate, pieces, work, effort)
         }
         var submitted = request.submitted
         if submitted.text.isEmpty, let integer = submitted.value {
@@ -29,12 +31,11 @@ enum JobPlan {
         let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
         let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
 
-        if request.complete, request.from == nil, request.bound == nil {
-            // A complete job is one kernel job (its later stages are not split); it is created here so the
-            // scheduler steps it as it is.
-            let kernel = try KernelJob.create(candidate: submitted.decimal, from: nil, bound: nil, limits: limits,
-                                              complete: true, ecmDigits: request.ecmDigits ?? 0)
-            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: kernel)), estimatedWork)
+        if request.mode == .complete {
+            // A complete job runs unsplit. Its kernel job is made on its first slice, unless the answer comes
+            // without one (below 2^32 from `pk_small_factor`, below 2^128 from the batch call).
+            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: nil)), estimatedWork,
+                    effort)
         }
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
@@ -54,13 +55,13 @@ enum JobPlan {
                 pieces.append(PieceState(from: from, bound: bound, weight: weight, kernel: kernel, shared: shared))
                 low = high + 1
             }
-            return (submitted, PieceList(pieces), estimatedWork)
+            return (submitted, PieceList(pieces), estimatedWork, effort)
         }
         let kernel = request.from == nil && request.bound == nil ? nil
             : try KernelJob.create(candidate: submitted.decimal, from: request.from, bound: request.bound,
                                    limits: limits)
         let piece = PieceState(from: request.from, bound: request.bound, weight: 1, kernel: kernel)
-        return (submitted, PieceList(piece), estimatedWork)
+        return (submitted, PieceList(piece), estimatedWork, effort)
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that

@@ -16,4 +16,10 @@ public struct JobProgress: Sendable, Hashable {
     public let workDone: UInt64
     /// Distinct prime factors found so far, ascending, decimal.
     public let factors: [String]
+    /// What the job is doing: "trial", "power", "prime", "split" (word-size parts), "ecm", "qs" or "done".
+    public var stage: String = "trial"
+    /// 0...1 within the stage, never decreasing while the stage and the part worked on stay the same.
+    public var stageFraction: Double = 0
+    /// Composite parts not yet resolved (a complete job after trial division; 0 otherwise).
+    public var partsLeft: Int = 0
 }

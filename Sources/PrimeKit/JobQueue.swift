@@ -94,10 +94,10 @@ public final class JobQueue: Sendable {
     /// `submit(_:)`; `beforeRegistering` sees the handle before the job can run.
     func submit(_ request: JobRequest, beforeRegistering: (Job) -> Void) throws(PrimeKitError) -> Job {
         // The plan's parts go straight into the job.
-        let (candidate, pieces, estimatedWork) = try JobPlan.make(request, configuration: configuration,
-                                                                  workers: scheduler.maxConcurrentJobs)
+        let (candidate, pieces, estimatedWork, effort) = try JobPlan.make(request, configuration: configuration,
+                                                                          workers: scheduler.maxConcurrentJobs)
         return try scheduler.submit(request, candidate: candidate, pieces: consume pieces, estimatedWork: estimatedWork,
-                                    beforeRegistering: beforeRegistering)
+                                    effort: effort, beforeRegistering: beforeRegistering)
     }
 
     /// Submits many jobs at once, under one lock: the fast path for large numbers of small jobs. Either every

@@ -32,12 +32,24 @@ public struct JobRequest: Sendable {
     public var allowsSplitting = true
     /// Whether the job factors its candidate completely (trial division, then primality, rho and ECM until every
     /// part is prime) instead of by trial division alone. Ignored when `from` or `bound` is given: a divisor range
-    /// always means trial division over it. Default false: trial division, the queue's behaviour so far.
-    public var complete = false
+    /// always means trial division over it. Default true; ``trialDivision()`` sets it to false (trial division up
+    /// to the default bound, ⌊√n⌋ capped at 2^32).
+    public var complete = true
     /// The effort limit of a complete job: stop splitting a part above 128 bits once the ECM curves expected to
-    /// find a factor of this many digits are done (15, 20, ..., 70; nil: no limit). The parts left are reported as
-    /// a composite cofactor.
+    /// find a factor of this many digits are done (1...70, rounded up to a level 15, 20, ..., 70; nil: no limit).
+    /// The parts left are listed in ``FactorResult/parts``.
     public var ecmDigits: Int?
+    /// The effort limit of a complete job in kernel work units spent after trial division (nil: no limit).
+    public var workLimit: UInt64?
+    /// The running time (time on a worker, not waiting time) after which a complete job stops splitting and
+    /// succeeds with the partial answer (nil: no limit).
+    public var timeLimit: Duration?
+    /// What the job computes: complete unless ``complete`` is false or a divisor range is given (a restored job
+    /// takes its mode from its checkpoint).
+    var mode: FactorMode {
+        if let checkpoint { return checkpoint.mode }
+        return complete && from == nil && bound == nil ? .complete : .trialDivision
+    }
     /// Test hook: the job fails with this error on its first slice instead of running.
     var injectedFailure: PrimeKitError?
 
@@ -136,6 +148,25 @@ public struct JobRequest: Sendable {
         var copy = self
         copy.complete = true
         copy.ecmDigits = ecmDigits
+        return copy
+    }
+
+    /// This request by trial division alone (no bound given: up to ⌊√n⌋ capped at 2^32), the queue's behaviour
+    /// before complete answers became the default.
+    public func trialDivision() -> JobRequest {
+        var copy = self
+        copy.complete = false
+        return copy
+    }
+
+    /// This request with effort limits for a complete job (see ``ecmDigits``, ``workLimit``, ``timeLimit``); a
+    /// limit left nil keeps its current value. The answer at a limit lists the parts left in
+    /// ``FactorResult/parts``.
+    public func effort(ecmDigits: Int? = nil, workLimit: UInt64? = nil, timeLimit: Duration? = nil) -> JobRequest {
+        var copy = self
+        if let ecmDigits { copy.ecmDigits = ecmDigits }
+        if let workLimit { copy.workLimit = workLimit }
+        if let timeLimit { copy.timeLimit = timeLimit }
         return copy
     }
 

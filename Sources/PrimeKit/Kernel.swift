@@ -13,6 +13,41 @@ enum KernelStep: Sendable {
     case interrupted
 }
 
+/// The stage a kernel job is in (`pk_progress.stage`), one byte per piece.
+enum KernelStage: UInt8, Sendable, Hashable {
+    case trial, power, prime, split, ecm, qs, done
+
+    /// The kernel's name for it (`JobProgress.stage`).
+    var name: String {
+        switch self {
+        case .trial: "trial"
+        case .power: "power"
+        case .prime: "prime"
+        case .split: "split"
+        case .ecm: "ecm"
+        case .qs: "qs"
+        case .done: "done"
+        }
+    }
+
+    init(name: UnsafePointer<CChar>?, done: Bool) {
+        guard let name else {
+            self = done ? .done : .trial
+            return
+        }
+        // The kernel's names differ in their first two letters: no String is made per progress read.
+        switch (UInt8(bitPattern: name[0]), name[0] == 0 ? 0 : UInt8(bitPattern: name[1])) {
+        case (UInt8(ascii: "p"), UInt8(ascii: "o")): self = .power
+        case (UInt8(ascii: "p"), UInt8(ascii: "r")): self = .prime
+        case (UInt8(ascii: "s"), _): self = .split
+        case (UInt8(ascii: "e"), _): self = .ecm
+        case (UInt8(ascii: "q"), _): self = .qs
+        case (UInt8(ascii: "d"), _): self = .done
+        default: self = done ? .done : .trial
+        }
+    }
+}
+
 /// A Swift copy of `pk_progress`.
 struct KernelProgress: Sendable, Hashable {
     var percent: Double = 0
@@ -20,7 +55,10 @@ struct KernelProgress: Sendable, Hashable {
     var divisorsTested: UInt64 = 0
     var workDone: UInt64 = 0
     var factorsFound: Int = 0
+    var stageFraction: Double = 0
+    var partsLeft: Int32 = 0
     var done: Bool = false
+    var stage: KernelStage = .trial
 }
 
 /// What `pk_job_divisors` answered.
@@ -65,9 +103,12 @@ nonisolated(unsafe) private let baseOptions: pk_options = {
 /// The engine guarantees the one-thread rule through its scheduling state, hence `@unchecked Sendable`.
 final class KernelJob: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// A complete job (`PK_MODE_COMPLETE`) rather than trial division over a range.
+    let complete: Bool
 
-    private init(handle: OpaquePointer) {
+    private init(handle: OpaquePointer, complete: Bool) {
         self.handle = handle
+        self.complete = complete
     }
 
     deinit {
@@ -80,18 +121,21 @@ final class KernelJob: @unchecked Sendable {
     }
 
     /// Creates a job for a canonical decimal candidate and an optional divisor range.
-    /// `complete` asks for `PK_MODE_COMPLETE` (a given range still means trial division), with `ecmDigits` as
-    /// its effort limit (0: none).
+    /// `complete` asks for `PK_MODE_COMPLETE` (only without a range: a range means trial division), with
+    /// `ecmDigits` and `workLimit` as its effort limits (0: none).
     static func create(candidate: String, from: String?, bound: String?, limits: KernelLimits,
-                       complete: Bool = false, ecmDigits: Int = 0) throws(PrimeKitError) -> KernelJob
+                       complete: Bool = false, ecmDigits: Int = 0, workLimit: UInt64 = 0) throws(PrimeKitError)
+        -> KernelJob
     {
         var options = baseOptions
         options.max_digits = limits.maxDigits
         options.bpsw_digits = limits.bpswDigits
+        let complete = complete && from == nil && bound == nil
         if complete {
             options.mode = Int32(PK_MODE_COMPLETE.rawValue)
             guard ecmDigits >= 0, ecmDigits <= Int(UInt32.max) else { throw PrimeKitError(kernelStatus: statusCode(PK_E_OPTIONS)) }
             options.ecm_digits = UInt32(ecmDigits)
+            options.work_limit = workLimit
         }
         var out: OpaquePointer?
         let status = withOptionalCString(from) { fromPointer in
@@ -101,7 +145,12 @@ final class KernelJob: @unchecked Sendable {
                 return candidate.withCString { pk_job_create($0, &options, &out) }
             }
         }
-        return try wrap(status: status, out)
+        return try wrap(status: status, out, complete: complete)
+    }
+
+    /// Whether kernel checkpoint text is of a complete job (`PK_MODE_COMPLETE`; its `mode` line, format version 2).
+    static func isComplete(checkpointText text: String) -> Bool {
+        text.contains("\nmode \(PK_MODE_COMPLETE.rawValue)\n")
     }
 
     /// Rebuilds a job from kernel checkpoint text.
@@ -115,7 +164,7 @@ final class KernelJob: @unchecked Sendable {
                 pk_job_restore($0, buffer.count, &options, &out)
             }
         }
-        return try wrap(status: status, out)
+        return try wrap(status: status, out, complete: isComplete(checkpointText: text))
     }
 
     /// Merges finished pieces of one candidate's divisor range into one finished job.
@@ -124,14 +173,14 @@ final class KernelJob: @unchecked Sendable {
         let handles: [OpaquePointer?] = pieces.map { $0.handle }
         let status = handles.withUnsafeBufferPointer { pk_job_merge($0.baseAddress, $0.count, &out) }
         withExtendedLifetime(pieces) {}
-        return try wrap(status: status, out)
+        return try wrap(status: status, out, complete: false)
     }
 
-    private static func wrap(status: Int32, _ out: OpaquePointer?) throws(PrimeKitError) -> KernelJob {
+    private static func wrap(status: Int32, _ out: OpaquePointer?, complete: Bool) throws(PrimeKitError) -> KernelJob {
         guard status == statusCode(PK_OK), let out else {
             throw PrimeKitError(kernelStatus: status == statusCode(PK_OK) ? statusCode(PK_E_INTERNAL) : status)
         }
-        return KernelJob(handle: out)
+        return KernelJob(handle: out, complete: complete)
     }
 
     /// The job's divisor range as the kernel resolved it (a default bound is √candidate capped at 2^32).
@@ -192,6 +241,13 @@ final class KernelJob: @unchecked Sendable {
         pk_job_interrupt(handle)
     }
 
+    /// Ends a complete job's trial division and splitting at its next poll: the following steps finish with the
+    /// partial answer (`pk_job_conclude`). Does nothing to a trial-division job or a finished one.
+    func conclude() {
+        guard complete else { return }
+        _ = pk_job_conclude(handle)
+    }
+
     /// A snapshot of the job's progress.
     func progress() -> KernelProgress {
         var raw = pk_progress()
@@ -199,19 +255,43 @@ final class KernelJob: @unchecked Sendable {
         guard pk_job_progress(handle, &raw) == statusCode(PK_OK) else { return KernelProgress() }
         return KernelProgress(
             percent: raw.percent, nextDivisor: raw.next_divisor, divisorsTested: raw.divisors_tested,
-            workDone: raw.work_done, factorsFound: raw.factors_found, done: raw.done != 0)
+            workDone: raw.work_done, factorsFound: raw.factors_found, stageFraction: raw.stage_fraction,
+            partsLeft: Int32(clamping: raw.parts_left), done: raw.done != 0,
+            stage: KernelStage(name: raw.stage, done: raw.done != 0))
     }
 
-    /// The distinct prime factors found so far, ascending, with exponents.
+    /// The distinct prime factors found so far, ascending, with exponents and certainty.
     func factors(count: Int) throws(PrimeKitError) -> [PrimeFactor] {
         var factors: [PrimeFactor] = []
         factors.reserveCapacity(count)
         for index in 0..<count {
             var exponent: UInt64 = 0
             let prime = try Self.readString { pk_job_factor(handle, index, $0, $1, $2, &exponent) }
-            factors.append(PrimeFactor(prime: prime, exponent: Int(exponent)))
+            var certainty = Int32(PK_CERTAINTY_PROVEN.rawValue)
+            if complete {
+                let status = pk_job_factor_certainty(handle, index, &certainty)
+                guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+            }
+            factors.append(PrimeFactor(prime: prime, exponent: Int(exponent),
+                                       certainty: certainty == Int32(PK_CERTAINTY_PROBABLE.rawValue) ? .probable : .proven))
         }
         return factors
+    }
+
+    /// The composite parts a finished complete job left, ascending, with what was tried on each.
+    func parts(count: Int) throws(PrimeKitError) -> [CompositePart] {
+        var parts: [CompositePart] = []
+        parts.reserveCapacity(count)
+        for index in 0..<count {
+            var info = pk_part_info()
+            info.size = MemoryLayout<pk_part_info>.size
+            let value = try Self.readString { pk_job_part(handle, index, $0, $1, $2, &info) }
+            parts.append(CompositePart(
+                value: value, exponent: Int(info.exponent), trialFrom: String(info.trial_from),
+                trialBound: String(info.trial_bound), work: info.work, curves: info.curves, b1: info.b1, b2: info.b2,
+                ecmDigits: Int(info.ecm_digits), method: info.method.map { String(cString: $0) } ?? "none"))
+        }
+        return parts
     }
 
     /// The candidate as decimal.
@@ -232,6 +312,7 @@ final class KernelJob: @unchecked Sendable {
         let status = pk_job_result(handle, &raw)
         guard status == statusCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
         let factors = try factors(count: raw.factor_count)
+        let parts = complete ? try parts(count: raw.part_count) : []
         let cofactor = try Self.readString { pk_job_cofactor(handle, $0, $1, $2) }
         let cofactorStatus: CofactorStatus
         switch raw.cofactor_status {
@@ -251,7 +332,8 @@ final class KernelJob: @unchecked Sendable {
         return FactorResult(
             candidate: candidateText, factors: factors, cofactor: cofactor, cofactorStatus: cofactorStatus,
             complete: raw.complete != 0, isPrime: isPrime,
-            certainty: raw.certainty == Int32(PK_CERTAINTY_PROBABLE.rawValue) ? .probable : .proven)
+            certainty: raw.certainty == Int32(PK_CERTAINTY_PROBABLE.rawValue) ? .probable : .proven,
+            parts: parts, mode: complete ? .complete : .trialDivision)
     }
 
     /// Every divisor of the candidate when the factorization is complete and there are at most `maxCount`.
@@ -317,16 +399,19 @@ struct SmallAnswer: Sendable {
     let n: UInt32
     /// True when the candidate is prime.
     let isPrime: Bool
+    /// What the job asked for (the answer is the same either way below 2^32).
+    let mode: FactorMode
 
     /// Factors `value`; nil unless 2 <= `value` < 2^32. `progress` receives the call's final progress.
-    init?(value: UInt64?, progress: inout KernelProgress) {
+    init?(value: UInt64?, mode: FactorMode, progress: inout KernelProgress) {
         guard let value, value >= 2, let n = UInt32(exactly: value) else { return nil }
         guard let raw = Self.factor(n) else { return nil }
         self.n = n
+        self.mode = mode
         self.isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
         progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
                                   divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),
-                                  factorsFound: raw.factor_count, done: true)
+                                  factorsFound: raw.factor_count, stageFraction: 1, done: true, stage: .done)
     }
 
     private static func factor(_ n: UInt32) -> pk_small_answer? {

@@ -36,10 +36,10 @@ extension Scheduler {
                     }
                     if requests[index].priority.rawValue > lowestRunning { viaIntake = false }
                     highest = max(highest, requests[index].priority)
-                    let (candidate, pieces, work) = try JobPlan.make(requests[index], configuration: configuration,
-                                                                     workers: workers)
+                    let (candidate, pieces, work, effort) = try JobPlan.make(requests[index],
+                                                                             configuration: configuration, workers: workers)
                     jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
-                                        pieces: consume pieces, estimatedWork: work, inIntake: true))
+                                        pieces: consume pieces, estimatedWork: work, effort: effort, inIntake: true))
                 }
             }
         } catch {
@@ -74,7 +74,7 @@ extension Scheduler {
     /// One job: the same as `submit(contentsOf: [request])[0]` without the arrays (the one-at-a-time hot path);
     /// `candidate`, `pieces` and `estimatedWork` are the request's plan (``JobPlan/make(_:configuration:workers:)``).
     func submit(_ request: borrowing JobRequest, candidate: JobCandidate, pieces: consuming PieceList, estimatedWork: Double,
-                beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
+                effort: JobEffort? = nil, beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
     {
         let dependencies = request.dependencies
         try checkDependencies(dependencies)
@@ -83,7 +83,7 @@ extension Scheduler {
         let viaIntake = dependencies.isEmpty && parkedWorkers.load(ordering: .relaxed) == 0
             && request.priority.rawValue <= lowestRunningPriority.load(ordering: .relaxed)
         let job = makeJob(request, id: nextJobID.add(1, ordering: .relaxed).newValue, candidate: candidate,
-                          pieces: consume pieces, estimatedWork: estimatedWork, inIntake: viaIntake)
+                          pieces: consume pieces, estimatedWork: estimatedWork, effort: effort, inIntake: viaIntake)
         beforeRegistering(job)
         if viaIntake {
             let accepted = intake.withLock(anchoredTo: intakeAnchor) { intake -> Bool in
@@ -129,10 +129,10 @@ extension Scheduler {
 
     @inline(__always)
     func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: JobCandidate, pieces: consuming PieceList,
-                 estimatedWork: Double, inIntake: Bool) -> Job {
+                 estimatedWork: Double, effort: JobEffort?, inIntake: Bool) -> Job {
         Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
-            estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces,
-            injectedFailure: request.injectedFailure, inIntake: inIntake, scheduler: self)
+            estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces, mode: request.mode,
+            effort: effort, injectedFailure: request.injectedFailure, inIntake: inIntake, scheduler: self)
     }
 
     /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a

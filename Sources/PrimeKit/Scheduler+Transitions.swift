@@ -134,13 +134,21 @@ extension Scheduler {
             if let existing = piece.kernel {
                 kernel = existing
             } else {
-                kernel = try KernelJob.create(candidate: job.candidate, from: piece.from, bound: piece.bound,
-                                              limits: limits)
+                kernel = try makeKernel(job, from: piece.from, bound: piece.bound)
                 if keep { core.pieces.update(index) { $0.kernel = kernel } }
             }
             pieces.append(try Checkpoint.Piece(kernel))
         }
-        return Checkpoint(kind: job.kind, pieces: pieces)
+        let effort = job.effort
+        return Checkpoint(kind: job.kind, pieces: pieces, timeLimit: effort?.timeLimit,
+                          runningTime: effort?.running.load(ordering: .relaxed) ?? 0)
+    }
+
+    /// A kernel job for a piece of `job`: complete (with the job's effort limits) unless the piece has a range.
+    func makeKernel(_ job: Job, from: String?, bound: String?) throws(PrimeKitError) -> KernelJob {
+        try KernelJob.create(candidate: job.candidate, from: from, bound: bound, limits: limits,
+                             complete: job.mode == .complete, ecmDigits: job.effort?.ecmDigits ?? 0,
+                             workLimit: job.effort?.workLimit ?? 0)
     }
 
     func unqueueAll(_ core: inout JobCore) {

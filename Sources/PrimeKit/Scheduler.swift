@@ -61,8 +61,10 @@ final class Scheduler: Sendable {
         }
     }
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        max(10_000, duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    static func nanoseconds(_ duration: Duration, floor: Int64 = 10_000) -> Int64 {
+        let (seconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? floor : .max }
+        return max(floor, seconds &+ duration.components.attoseconds / 1_000_000_000)
     }
 
     var maxConcurrentJobs: Int {
@@ -219,14 +221,24 @@ final class Scheduler: Sendable {
         if let existing = assignment.kernel {
             kernel = existing
         } else if assignment.single, assignment.range == nil,
-                  let small = SmallAnswer(value: job.submitted.value, progress: &smallProgress) {
+                  let small = SmallAnswer(value: job.submitted.value, mode: job.mode, progress: &smallProgress) {
             // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
             return .finished(job, piece: assignment.piece, smallProgress, factors: nil,
                              outcome: .small(small))
+        } else if assignment.single, assignment.range == nil, job.mode == .complete,
+                  job.effort?.allowsWordAnswer ?? true, let value = job.submitted.wordValue {
+            // A complete job below 2^128: the kernel's batch call answers in one call (microseconds below 2^64,
+            // milliseconds for two 64-bit primes), with no kernel job.
+            let result = Result { () throws(PrimeKitError) -> JobResult in
+                try Self.wordResult(kind: job.kind, value: value, candidate: job.candidate)
+            }
+            let listed = (try? result.get())?.factorization?.listedFactors
+            let progress = KernelProgress(percent: 100, factorsFound: listed?.count ?? 0, stageFraction: 1,
+                                          done: true, stage: .done)
+            return .finished(job, piece: assignment.piece, progress, factors: listed, outcome: JobOutcome(result))
         } else {
             do {
-                kernel = try KernelJob.create(candidate: job.candidate, from: assignment.from,
-                                              bound: assignment.bound, limits: limits)
+                kernel = try makeKernel(job, from: assignment.from, bound: assignment.bound)
             } catch {
                 return .failed(job, piece: assignment.piece, error)
             }
@@ -242,6 +254,10 @@ final class Scheduler: Sendable {
         }
         // A split job's pieces: what the others found lowers this one's limit (docs/engine.md, "One big job").
         assignment.range?.shared?.apply(to: kernel)
+        // A complete job past its time limit (also one restored past it) stops splitting: its next steps finish
+        // with the partial answer.
+        let effort = job.effort
+        if let effort, effort.expired { kernel.conclude() }
         let start = ContinuousClock.now
         let step: KernelStep
         do {
@@ -249,8 +265,10 @@ final class Scheduler: Sendable {
         } catch {
             return .failed(job, piece: assignment.piece, error)
         }
-        // Only a slice that leaves work behind calibrates the budget; a finished one needs no second clock read.
-        let elapsed = step == .done ? Duration.zero : start.duration(to: .now)
+        // Only a slice that leaves work behind calibrates the budget, and only a job with a time limit counts its
+        // running time: otherwise a finished slice needs no second clock read.
+        let elapsed = step == .done && effort == nil ? Duration.zero : start.duration(to: .now)
+        if let effort, effort.add(elapsed), step != .done { kernel.conclude() }
         let progress = kernel.progress()
         var factors: [PrimeFactor]?
         if step == .done && assignment.single {
@@ -275,6 +293,51 @@ final class Scheduler: Sendable {
         }
         let units = progress.workDone &- assignment.workBefore
         return .stepped(job, piece: assignment.piece, step, progress, factors: factors, elapsed: elapsed, units: units)
+    }
+
+    /// The complete answer for 2^32 <= `value` < 2^128 from the kernel's batch call: the answer a complete kernel
+    /// job gives, with an isPrime composite's divisors listed from the factorization.
+    static func wordResult(kind: JobKind, value: UInt128, candidate: String) throws(PrimeKitError) -> JobResult {
+        var factors: [PrimeFactor] = []
+        var powers: [(prime: UInt128, exponent: Int)] = []
+        try KernelBatch.factor([value]) { _, primes, exponents, probable in
+            for index in 0..<primes.count {
+                factors.append(PrimeFactor(prime: String(primes[index]), exponent: Int(exponents[index]),
+                                           certainty: probable[index] ? .probable : .proven))
+                powers.append((primes[index], Int(exponents[index])))
+            }
+        }
+        let isPrime = powers.count == 1 && powers[0].exponent == 1
+        let factorization = FactorResult(
+            candidate: candidate, factors: factors, cofactor: "1", cofactorStatus: .one, complete: true,
+            isPrime: isPrime, certainty: factors.contains { $0.certainty == .probable } ? .probable : .proven,
+            parts: [], mode: .complete)
+        switch kind {
+        case .factor:
+            return .factorization(factorization)
+        case .isPrime:
+            let count = powers.reduce(1) { $0 * ($1.exponent + 1) }
+            var text: String?
+            if isPrime {
+                text = ""
+            } else if count <= PrimalityResult.maxListedDivisors {
+                var divisors: [UInt128] = [1]
+                divisors.reserveCapacity(count)
+                for (prime, exponent) in powers {
+                    let previous = divisors
+                    var power: UInt128 = 1
+                    for _ in 0..<exponent {
+                        power *= prime
+                        divisors += previous.map { $0 * power }
+                    }
+                }
+                divisors.sort()
+                text = divisors.map { String($0) }.joined(separator: " ")
+            }
+            return .primality(PrimalityResult(
+                candidate: candidate, isPrime: isPrime, divisorText: text,
+                divisorCount: text == nil ? count : nil, factorization: factorization))
+        }
     }
 
     /// Turns a finished kernel job into the answer for the job's kind.

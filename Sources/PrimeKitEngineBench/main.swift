@@ -279,7 +279,7 @@ func controlLatencies(samples: Int) -> (cancel: [Double], pause: [Double]) {
     var cancels: [Double] = []
     var pauses: [Double] = []
     for index in 0..<samples {
-        let job = try! queue.submit(.isPrime("18446744073709551557").splitting(false).progressInterval(.zero))
+        let job = try! queue.submit(.isPrime("18446744073709551557").trialDivision().splitting(false).progressInterval(.zero))
         blocking {
             // Let the job get into its slices first.
             var updates = job.progressUpdates.makeAsyncIterator()
@@ -313,7 +313,7 @@ func controlLatencies(samples: Int) -> (cancel: [Double], pause: [Double]) {
 func priorityLatency(samples: Int) -> [Double] {
     let queue = JobQueue(maxConcurrentJobs: cores)
     let lows = (0..<cores).map { _ in
-        try! queue.submit(.isPrime("18446744073709551557").splitting(false).priority(.low))
+        try! queue.submit(.isPrime("18446744073709551557").trialDivision().splitting(false).priority(.low))
     }
     blocking { for low in lows { await low.wait(until: .running) } }
     var latencies: [Double] = []
@@ -375,7 +375,7 @@ func bigJob(_ request: JobRequest, workers: Int, check: @escaping @Sendable (Job
 }
 
 /// W1b: 4294967279 · 4294967291, trial division must reach 2^32.
-let w1b = JobRequest.factor("18446743979220271189")
+let w1b = JobRequest.factor("18446743979220271189").trialDivision()
 let w1bCheck: @Sendable (JobResult) -> Bool = {
     $0.factorization?.factors.map(\.prime) == ["4294967279", "4294967291"]
 }

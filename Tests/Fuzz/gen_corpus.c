@@ -35,7 +35,7 @@ static void write_file(const char *dir, const char *name, const void *data, size
 /* Create a job with options o, step it `steps` times with `budget` (0 steps:
    run to the end), and write its checkpoint. */
 static void checkpoint_with(const char *dir, const char *name, const char *n, const pk_options *o,
-                            uint64_t budget, unsigned steps)
+                            uint64_t budget, unsigned steps, int conclude)
 {
     pk_job *job;
     int rc = pk_job_create(n, o, &job);
@@ -49,7 +49,7 @@ static void checkpoint_with(const char *dir, const char *name, const char *n, co
             if ((rc = pk_job_step(job, budget)) != PK_MORE)
                 break;
     }
-    if (rc < 0)
+    if (rc < 0 || (conclude && (rc = pk_job_conclude(job)) != PK_OK))
         die(name, rc);
     size_t len;
     pk_job_checkpoint(job, NULL, 0, &len);
@@ -72,7 +72,7 @@ static void checkpoint(const char *dir, const char *name, const char *n, const c
     o.bound = bound;
     if (bpsw_digits != (size_t)-1)
         o.bpsw_digits = bpsw_digits;
-    checkpoint_with(dir, name, n, &o, budget, steps);
+    checkpoint_with(dir, name, n, &o, budget, steps, 0);
 }
 
 /* A complete job (version-2 checkpoint), with an optional ECM effort limit. */
@@ -82,7 +82,13 @@ static void complete(const char *dir, const char *name, const char *n, unsigned 
     pk_options o;
     pk_options_init(&o);
     o.ecm_digits = ecm_digits;
-    checkpoint_with(dir, name, n, &o, budget, steps);
+    checkpoint_with(dir, name, n, &o, budget, steps, 0);
+}
+
+/* A complete job asked to conclude (pk_job_conclude) just before its checkpoint. */
+static void concluded(const char *dir, const char *name, const char *n, uint64_t budget, unsigned steps)
+{
+    checkpoint_with(dir, name, n, NULL, budget, steps, 1);
 }
 
 /* A fuzz_candidate input: flags, from selector, bound selector, budget byte, text. */
@@ -134,6 +140,8 @@ int main(int argc, char **argv)
     complete(r, "v2-ecm-parts", "2183716516991169353317911200530702450878659370121202297", 0, 1u << 18, 12);
     complete(r, "v2-partial-done",
              "9641628265553941653251774264401730262267629802896646001526088", 15, 0, 0);
+    concluded(r, "v2-concluded-ecm", "19089646418076700638093652483960256172813760522736775650563", 1u << 18, 30);
+    concluded(r, "v2-concluded-trial", "19089646418076700638093652483960256172813760522736775650563", 64, 1);
 
     /* 64-bit path. */
     checkpoint(r, "u64-fresh", "600851475143", NULL, NULL, dflt, 0, 1);

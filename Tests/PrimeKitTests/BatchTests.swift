@@ -6,7 +6,7 @@ import Testing
         let queue = JobQueue.testing(workers: 2)
         queue.suspend()
         let requests: [JobRequest] = [
-            .isPrime(1_000_003), .factor(Medium.semiprime), .factor("600851475143").failing(), .isPrime(12_354_962),
+            .isPrime(1_000_003), .factor(Medium.semiprime).trialDivision(), .factor("600851475143").failing(), .isPrime(12_354_962),
             .factor("1000036000099", bound: "1000"),
         ]
         let batch = try queue.submitBatch(requests, progressInterval: .zero)
@@ -42,7 +42,7 @@ import Testing
         queue.suspend()
         // The big job takes minutes (trial division of 100 digits to 2^32), so however long this test waits for its
         // turn on a loaded machine, the big job cannot get far.
-        let batch = try queue.submitBatch([.isPrime(1_000_003), .isPrime(Slow.digits100)], progressInterval: .zero)
+        let batch = try queue.submitBatch([.isPrime(1_000_003), .isPrime(Slow.digits100).trialDivision()], progressInterval: .zero)
         var iterator = batch.progressUpdates.makeAsyncIterator()
         queue.resume()
         // Wait for the small job to finish: half the jobs, but almost none of the work.

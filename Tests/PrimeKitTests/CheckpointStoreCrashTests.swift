@@ -95,11 +95,12 @@ struct SeededGenerator: RandomNumberGenerator {
     static let requests: [JobRequest] = [
         .isPrime(1301081),
         .factor(600851475143),
-        .factor(Medium.semiprime),
+        .factor(Medium.semiprime).trialDivision(),
         .factor(Slow.prime64, bound: "150000000").splitting(false),
         .isPrime(Slow.prime64, bound: "40000000").splitting(false),
         .factor("147573952589676412927", bound: "60000000").splitting(false),  // 2^67 - 1, the 128-bit path
         .isPrime(Slow.digits100, bound: "20000000").splitting(false),          // the GMP path
+        .factor(Known.ecm232),                                                 // complete: seconds of ECM
     ]
 
     @Test func enginesKilledAtRandomMomentsLoseNothingDurable() async throws {

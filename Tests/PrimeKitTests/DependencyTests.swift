@@ -14,8 +14,8 @@ extension JobRequest {
     @Test func aDependentStartsOnlyAfterItsDependenciesSucceed() async throws {
         let queue = JobQueue.testing(workers: 2)
         let order = Recorder<String>()
-        let a = try queue.submit(.factor(Medium.semiprime))
-        let b = try queue.submit(.factor(Medium.semiprime))
+        let a = try queue.submit(.factor(Medium.semiprime).trialDivision())
+        let b = try queue.submit(.factor(Medium.semiprime).trialDivision())
         let c = try queue.submit(.isPrime(1_000_003).dependsOn(a, b))
         a.onSuccess { _ in order.append("a") }
         b.onSuccess { _ in order.append("b") }
@@ -29,7 +29,7 @@ extension JobRequest {
     @Test func failurePropagatesDownAThreeDeepChainWithTheCause() async throws {
         let queue = JobQueue.testing(workers: 2)
         let jobs = try queue.chain([
-            JobRequest.factor(Medium.semiprime).failing("boom"), .factor(Medium.semiprime), .isPrime(1_000_003),
+            JobRequest.factor(Medium.semiprime).trialDivision().failing("boom"), .factor(Medium.semiprime).trialDivision(), .isPrime(1_000_003),
         ])
         await #expect(throws: PrimeKitError.self) { try await jobs[0].result }
         await #expect(throws: CancellationError.self) { try await jobs[2].result }
@@ -48,7 +48,7 @@ extension JobRequest {
 
     @Test func cancellationPropagatesDownAChain() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let jobs = try queue.chain([.isPrime(Slow.prime64), .factor(Medium.semiprime), .factor(Medium.semiprime)])
+        let jobs = try queue.chain([.isPrime(Slow.prime64).trialDivision(), .factor(Medium.semiprime).trialDivision(), .factor(Medium.semiprime).trialDivision()])
         await jobs[0].wait(until: .running)
         #expect(jobs[1].state == .pending)
         jobs[0].cancel()
@@ -60,10 +60,10 @@ extension JobRequest {
     @Test func aDiamondIsCancelledOnceWhenItsRootFails() async throws {
         let queue = JobQueue.testing(workers: 2)
         let failures = Recorder<JobFailure>()
-        let root = try queue.submit(.factor(Medium.semiprime).failing())
-        let left = try queue.submit(.factor(Medium.semiprime).dependsOn(root))
-        let right = try queue.submit(.factor(Medium.semiprime).dependsOn(root))
-        let bottom = try queue.submit(.factor(Medium.semiprime).dependsOn(left, right))
+        let root = try queue.submit(.factor(Medium.semiprime).trialDivision().failing())
+        let left = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(root))
+        let right = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(root))
+        let bottom = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(left, right))
         bottom.onFailure { failures.append($0) }
         #expect(await bottom.wait(until: .cancelled) == .cancelled)
         #expect(left.state == .cancelled && right.state == .cancelled)
@@ -75,8 +75,8 @@ extension JobRequest {
     @Test func aDiamondRunsItsBottomAfterBothSides() async throws {
         let queue = JobQueue.testing(workers: 2)
         let order = Recorder<String>()
-        let root = try queue.submit(.factor(Medium.semiprime))
-        let left = try queue.submit(.factor(Medium.semiprime).dependsOn(root))
+        let root = try queue.submit(.factor(Medium.semiprime).trialDivision())
+        let left = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(root))
         let right = try queue.submit(.isPrime(1_000_003).dependsOn(root))
         let bottom = try queue.submit(.isPrime(1_000_033).dependsOn(left, right))
         for (name, job) in [("root", root), ("left", left), ("right", right), ("bottom", bottom)] {
@@ -103,10 +103,10 @@ extension JobRequest {
 
     @Test func cyclesAreRejected() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let blocker = try queue.submit(.isPrime(Slow.prime64))
-        let a = try queue.submit(.factor(Medium.semiprime).dependsOn(blocker))
-        let b = try queue.submit(.factor(Medium.semiprime).dependsOn(a))
-        let c = try queue.submit(.factor(Medium.semiprime).dependsOn(b))
+        let blocker = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let a = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(blocker))
+        let b = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(a))
+        let c = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(b))
         #expect { try a.addDependency(c) } throws: { ($0 as? PrimeKitError)?.code == .dependencyCycle }
         #expect { try a.addDependency(a) } throws: { ($0 as? PrimeKitError)?.code == .dependencyCycle }
         #expect { try queue.chain([c, b]) } throws: { ($0 as? PrimeKitError)?.code == .dependencyCycle }
@@ -129,8 +129,8 @@ extension JobRequest {
     @Test func aReadyJobThatGainsADependencyWaitsAgain() async throws {
         let queue = JobQueue.testing(workers: 1)
         queue.suspend()
-        let first = try queue.submit(.factor(Medium.semiprime))
-        let second = try queue.submit(.factor(Medium.semiprime))
+        let first = try queue.submit(.factor(Medium.semiprime).trialDivision())
+        let second = try queue.submit(.factor(Medium.semiprime).trialDivision())
         #expect(second.state == .ready)
         try queue.chain([second, first])  // first now waits for second
         #expect(first.state == .pending)

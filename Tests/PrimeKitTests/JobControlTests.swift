@@ -22,8 +22,8 @@ import Testing
 
     @Test func aJobWalksThroughEveryStateToSuccess() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let blocker = try queue.submit(.isPrime(Slow.prime64))
-        let job = try queue.submit(.factor(Medium.semiprime).dependsOn(blocker))
+        let blocker = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let job = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(blocker))
         #expect(job.state == .pending)
         await blocker.wait(until: .running)
         let checkpoint = try await blocker.pause()
@@ -53,7 +53,7 @@ import Testing
 
     @Test func pauseReturnsACheckpointAndNoProgressFollowsUntilResume() async throws {
         let queue = JobQueue.testing(workers: 2)
-        let job = try queue.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
         let paused = Atomic<Bool>(false)
         let duringPause = Atomic<Int>(0)
         let seen = Recorder<UInt64>()
@@ -89,7 +89,7 @@ import Testing
 
     @Test func cancellingARunningJobStopsItWithACheckpoint() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let job = try queue.submit(.factor(Slow.prime64))
+        let job = try queue.submit(.factor(Slow.prime64).trialDivision())
         let failures = Recorder<JobFailure>()
         job.onFailure { failures.append($0) }
         await job.wait(until: .running)
@@ -106,7 +106,7 @@ import Testing
 
     @Test func cancellingTheAwaitingTaskCancelsTheJob() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let job = try queue.submit(.isPrime(Slow.prime64))
+        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision())
         let task = Task { try await job.result }
         await job.wait(until: .running)
         task.cancel()
@@ -118,7 +118,7 @@ import Testing
     @Test func progressEndsWithOneHundredBeforeSuccess() async throws {
         let queue = JobQueue.testing(workers: 1) { $0.sliceDuration = .microseconds(200) }
         queue.suspend()  // subscribe before the job can start
-        let job = try queue.submit(.factor(Medium.semiprime).progressInterval(.zero))
+        let job = try queue.submit(.factor(Medium.semiprime).trialDivision().progressInterval(.zero))
         var iterator = job.progressUpdates.makeAsyncIterator()
         let callbackProgress = Recorder<Double>()
         job.onProgress { callbackProgress.append($0.percent) }
@@ -139,7 +139,7 @@ import Testing
     @Test func progressIsCoalescedToTheInterval() async throws {
         let queue = JobQueue.testing(workers: 1) { $0.sliceDuration = .microseconds(100) }
         queue.suspend()
-        let job = try queue.submit(.isPrime(Slow.prime64).progressInterval(.milliseconds(50)))
+        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.milliseconds(50)))
         let times = Recorder<ContinuousClock.Instant>()
         job.onProgress { _ in times.append(.now) }
         queue.resume()
@@ -230,8 +230,8 @@ struct SplitMix: RandomNumberGenerator {
 
     @Test func cancellingAWaitingTaskReturnsWithoutTouchingTheJobOrOtherWaiters() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let blocker = try queue.submit(.isPrime(Slow.prime64))
-        let job = try queue.submit(.factor(Medium.semiprime).dependsOn(blocker))
+        let blocker = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let job = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(blocker))
         let cancelled = Task { await job.wait(until: .succeeded) }
         let patient = Task { await job.wait(until: .running, .succeeded) }
         cancelled.cancel()
@@ -245,6 +245,6 @@ struct SplitMix: RandomNumberGenerator {
         let queue = JobQueue.testing(workers: 1)
         queue.sliceDuration = .milliseconds(2)
         #expect(queue.sliceDuration == .milliseconds(2))
-        _ = try await queue.submit(.factor(Medium.semiprime)).result
+        _ = try await queue.submit(.factor(Medium.semiprime).trialDivision()).result
     }
 }

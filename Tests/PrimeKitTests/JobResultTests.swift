@@ -127,7 +127,8 @@ import Testing
     }
 
     /// Candidates below 2^32 with the default range are answered by the kernel's one-call path; `from: "2"` (the
-    /// same range) makes a kernel job. Both must give the same answer, the final progress included.
+    /// same range) makes a kernel job. Both must give the same answer, the final progress included. (Trial
+    /// division, so that the mode is the same; a complete job below 2^32 takes the same one-call path.)
     @Test func smallCandidatesAnswerAsKernelJobsDo() async throws {
         let queue = JobQueue.testing()
         var candidates: [UInt64] = Array(2...3_000)
@@ -136,12 +137,15 @@ import Testing
         candidates += [4_294_967_291, 4_294_967_295, 4_294_836_225, 3_491_888_400, 2_147_483_648, 4_294_967_296]
         for kind in [JobKind.factor, .isPrime] {
             func request(_ candidate: UInt64, from: String? = nil) -> JobRequest {
-                kind == .factor ? .factor(String(candidate), from: from) : .isPrime(String(candidate), from: from)
+                (kind == .factor ? JobRequest.factor(String(candidate), from: from) : .isPrime(String(candidate), from: from))
+                    .trialDivision()
             }
             let fast = try queue.submit(contentsOf: candidates.map { request($0) })
             let kernel = try queue.submit(contentsOf: candidates.map { request($0, from: "2") })
             // Submitted as integers: never written out as text unless read.
-            let integers = try queue.submit(contentsOf: candidates.map { kind == .factor ? .factor($0) : .isPrime($0) })
+            let integers = try queue.submit(contentsOf: candidates.map {
+                (kind == .factor ? JobRequest.factor($0) : .isPrime($0)).trialDivision()
+            })
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             for (index, candidate) in candidates.enumerated() {

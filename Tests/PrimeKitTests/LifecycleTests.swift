@@ -6,9 +6,9 @@ import Testing
     @Test func backgroundCheckpointsAndPausesRunningJobsAndForegroundContinuesThem() async throws {
         // The waiting job is of lower priority (and aging too slow to matter): it does not take a turn.
         let queue = JobQueue.testing(workers: 2) { $0.agingSlices = 1_000_000_000 }
-        let running = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64)) }
+        let running = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64).trialDivision()) }
         for job in running { await job.wait(until: .running) }
-        let waiting = try queue.submit(.isPrime(Slow.prime64).priority(.low))
+        let waiting = try queue.submit(.isPrime(Slow.prime64).trialDivision().priority(.low))
         let checkpoints = await queue.enterBackground()
         #expect(!queue.isActive)
         #expect(Set(checkpoints.keys) == Set(running.map(\.id)))
@@ -32,8 +32,8 @@ import Testing
 
     @Test func resetCancelsEverythingAndLeavesAWorkingQueue() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let long = try queue.submit(.isPrime(Slow.prime64))
-        let queued = try queue.submit(.isPrime(Slow.prime64))
+        let long = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let queued = try queue.submit(.isPrime(Slow.prime64).trialDivision())
         let dependent = try queue.submit(.isPrime(1_000_003).dependsOn(queued))
         await long.wait(until: .running)
         let dropped = Recorder<String>()
@@ -46,7 +46,7 @@ import Testing
         #expect(dropped.values == ["dropped"])
         #expect(queue.counts == JobCounts())
         queue.enterForeground()
-        let fresh = try queue.submit(.factor(Medium.semiprime))
+        let fresh = try queue.submit(.factor(Medium.semiprime).trialDivision())
         #expect(try await fresh.result.factorization?.factors.map(\.prime) == Medium.semiprimeFactors)
     }
 
@@ -67,7 +67,7 @@ import Testing
         }
         // Blocks are held in the background: a job round trip later, none has run.
         let other = JobQueue.testing(workers: 1)
-        _ = try await other.submit(.factor(Medium.semiprime)).result
+        _ = try await other.submit(.factor(Medium.semiprime).trialDivision()).result
         active.store(true, ordering: .sequentiallyConsistent)
         #expect(log.values.isEmpty)
         queue.enterForeground()
@@ -106,7 +106,7 @@ import Testing
 
     @Test func releasingAQueueCancelsItsJobs() async throws {
         var queue: JobQueue? = JobQueue.testing(workers: 1)
-        let job = try queue!.submit(.isPrime(Slow.prime64))
+        let job = try queue!.submit(.isPrime(Slow.prime64).trialDivision())
         await job.wait(until: .running)
         queue = nil
         #expect(await job.wait(until: .cancelled) == .cancelled)

@@ -22,8 +22,9 @@ import Testing
     func splitJobsMergeToTheUnsplitAnswer(_ candidate: String, _ bound: String?) async throws {
         let queue = splittingQueue()
         for kind in [JobKind.factor, .isPrime] {
-            let request = kind == .factor ? JobRequest.factor(candidate, bound: bound)
-                                          : JobRequest.isPrime(candidate, bound: bound)
+            // Without a bound: trial division to the default bound (a complete job runs unsplit).
+            let request = (kind == .factor ? JobRequest.factor(candidate, bound: bound)
+                                           : JobRequest.isPrime(candidate, bound: bound)).trialDivision()
             let whole = try await queue.submit(request.splitting(false)).result
             queue.suspend()  // checkpoint it before it can finish
             let split = try queue.submit(request.progressInterval(.zero))
@@ -37,7 +38,7 @@ import Testing
 
     @Test func piecesOfOneJobRunOnSeveralWorkersAtOnce() async throws {
         let queue = splittingQueue()
-        let job = try queue.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
         var bothBusy = false
         for await _ in job.progressUpdates {
             let slots = queue.scheduler.state.withLock(anchoredTo: queue.scheduler) { $0.slots }
@@ -70,7 +71,7 @@ import Testing
         let queue = splittingQueue()
         let request = JobRequest.isPrime("6000061000180000153", bound: "3100000")
         let whole = try await queue.submit(request.splitting(false)).result
-        let job = try queue.submit(.isPrime(Slow.prime64).progressInterval(.zero))
+        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
         var iterator = job.progressUpdates.makeAsyncIterator()
         _ = await iterator.next()
         let checkpoint = try await job.pause()

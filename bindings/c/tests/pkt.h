@@ -216,6 +216,10 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(v2_checkpoint_single_character_changes_are_refused_or_harmless) \
     X(effort_limits_give_the_partial_answer)                 \
     X(a_range_or_trial_mode_keeps_trial_division_alone)     \
+    X(conclude_in_trial_division_keeps_the_range_covered)    \
+    X(conclude_during_splitting_leaves_each_part_with_its_record) \
+    X(conclude_from_another_thread_while_stepping)           \
+    X(conclude_survives_checkpoint_and_restore)              \
     X(word_factor64_matches_brute_force_below_a_million)     \
     X(word_factor64_random_numbers_multiply_back_into_primes) \
     X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \

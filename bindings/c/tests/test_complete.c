@@ -311,19 +311,22 @@ void test_complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer(v
 
 /* ------------------------------------------------------------ corruption */
 
-static void single_character_changes(const char *name, const char *stage, uint64_t budget);
+static void single_character_changes(const char *name, const char *stage, uint64_t budget, int conclude);
 
 void test_v2_checkpoint_single_character_changes_are_refused_or_harmless(void)
 {
-    pkt_say("checks: version-2 checkpoints of jobs paused inside ECM and inside a word-size split, with every "
+    pkt_say("checks: version-2 checkpoints of jobs paused inside ECM (also after pk_job_conclude) and inside a "
+            "word-size split, with every "
             "single character replaced (three ways): as is, the checksum refuses it; re-sealed, it is refused "
             "with a checkpoint status or restores to a job that steps without error, checkpoints and restores "
             "again, and whose answer, if it ends, has true facts");
-    single_character_changes("60 digits, a 20-digit factor", "ecm", (uint64_t)1 << 18);
-    single_character_changes("two 64-bit primes", "split", (uint64_t)1 << 12);
+    single_character_changes("60 digits, a 20-digit factor", "ecm", (uint64_t)1 << 18, 0);
+    single_character_changes("two 64-bit primes", "split", (uint64_t)1 << 12, 0);
+    /* Concluded (pk_job_conclude) before the checkpoint: the request's line too. */
+    single_character_changes("60 digits, a 20-digit factor", "ecm", (uint64_t)1 << 18, 1);
 }
 
-static void single_character_changes(const char *name, const char *stage, uint64_t budget)
+static void single_character_changes(const char *name, const char *stage, uint64_t budget, int conclude)
 {
     const complete_vector *v = vector_named(name);
     pk_job *job = create(v->n, NULL);
@@ -338,10 +341,13 @@ static void single_character_changes(const char *name, const char *stage, uint64
     }
     PKT_CHECK(pr.stage && strcmp(pr.stage, stage) == 0, "%s: the job never reached %s (stage %s)", name, stage,
               pr.stage);
+    if (conclude)
+        PKT_CHECK_STATUS(pk_job_conclude(job), PK_OK, "conclude");
     size_t len = 0;
     char *text = pkt_checkpoint(job, &len);
     pk_job_destroy(job);
-    pkt_say("%s: checkpoint of %zu bytes in stage %s", name, len, stage);
+    PKT_CHECK(!conclude || strstr(text, "\nconcluded 1\n"), "%s: the request is not in the checkpoint", name);
+    pkt_say("%s: checkpoint of %zu bytes in stage %s%s", name, len, stage, conclude ? ", concluded" : "");
     static const char subst[] = {'1', '0', ' '};
     unsigned refused = 0, restored = 0, finished = 0;
     size_t stride = PKT_SIZE(1, 3);
