@@ -128,11 +128,13 @@ final class BatchChunk: @unchecked Sendable {
     static func result(_ text: String, _ factors: WordFactorization.Factors) -> FactorResult {
         var list: [PrimeFactor] = []
         for index in 0..<factors.count {
-            list.append(PrimeFactor(prime: String(factors.primes[index]), exponent: Int(factors.exponents[index])))
+            list.append(PrimeFactor(prime: String(factors.primes[index]), exponent: Int(factors.exponents[index]),
+                                    certainty: factors.probable[index] ? .probable : .proven))
         }
         let isPrime = factors.count == 1 && factors.exponents[0] == 1
         return FactorResult(candidate: text, factors: list, cofactor: "1", cofactorStatus: .one, complete: true,
-                            isPrime: isPrime, certainty: factors.probable.contains(true) ? .probable : .proven)
+                            isPrime: isPrime, certainty: factors.probable.contains(true) ? .probable : .proven,
+                            parts: [], mode: .complete)
     }
 
     /// The value of a canonical decimal number with 2 <= n < 2^128, else nil (such tokens take the other path).

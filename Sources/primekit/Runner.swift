@@ -193,6 +193,7 @@ final class Runner {
             // Without a divisor range a number is factored completely; with one, by trial division over it.
             settings.from == nil && settings.bound == nil
                 ? .factor(candidate).complete(ecmDigits: settings.ecmDigits)
+                    .effort(timeLimit: settings.timeLimitDuration)
                 : .factor(candidate, from: settings.from, bound: settings.bound)
         case .isPrime: .isPrime(candidate, from: settings.from, bound: settings.bound)
         }
@@ -285,7 +286,8 @@ final class Runner {
                                        : Array(AnswerFormat.text(factorization, exponents: settings.exponents,
                                                              complete: settings.command == .factor
                                                                  && settings.from == nil && settings.bound == nil,
-                                                             ecmDigits: settings.ecmDigits).utf8))
+                                                             ecmDigits: settings.ecmDigits,
+                                                             timeLimit: settings.timeLimit).utf8))
         case .primality(let primality):
             answers.append(primality.isPrime)
             output.write(settings.json ? AnswerFormat.json(primality) : Array(AnswerFormat.text(primality).utf8))

@@ -269,10 +269,39 @@ struct BatchTests {
         let big = Check.product(Check.randomPrime(bits: 100, &random), Check.randomPrime(bits: 100, &random))
         let run = try Tool.run(["factor", "--ecm-digits", "15", "6", big])
         #expect(run.status == 0)
-        #expect(run.stdoutLines == ["6: 2 3",
-                                    "\(big): [cofactor \(big): composite, no factor found by ECM to about 15 digits (--ecm-digits)]"])
+        #expect(run.stdoutLines.count == 2 && run.stdoutLines[0] == "6: 2 3")
+        // What is left, why, and what was tried on it.
+        #expect(run.stdoutLines[1].hasPrefix(
+            "\(big): [cofactor \(big): composite, no factor found by ECM to about 15 digits (--ecm-digits); tried: trial division to "))
+        #expect(run.stdoutLines[1].contains(" ECM curves (last B1 = "))
         #expect(try Tool.run(["factor", "--ecm-digits", "15", "--bound", "100", "6"]).status == 2)
         #expect(try Tool.run(["factor", "--ecm-digits", "0", "6"]).status == 2)
+    }
+
+    @Test func aTimeLimitGivesAnHonestPartialLineAndIsKeptByCheckpoints() throws {
+        var random = SplitMix64(state: 12)
+        // Two 120-bit primes: far beyond a quarter of a second of ECM.
+        let big = Check.product(Check.randomPrime(bits: 120, &random), Check.randomPrime(bits: 120, &random))
+        let run = try Tool.run(["factor", "--time-limit", "0.25", "35", big, "12"])
+        #expect(run.status == 0)
+        #expect(run.stdoutLines.count == 3 && run.stdoutLines[0] == "35: 5 7" && run.stdoutLines[2] == "12: 2 2 3")
+        #expect(run.stdoutLines[1].hasPrefix(
+            "\(big): [cofactor \(big): composite, not split within the time limit (--time-limit 0.25); tried: trial division to "))
+        for bad in ["0", "-1", "abc", "1e3", "0.0001"] {
+            #expect(try Tool.run(["factor", "--time-limit", bad, "6"]).status == 2, "\(bad)")
+        }
+        #expect(try Tool.run(["factor", "--time-limit", "1", "--bound", "100", "6"]).status == 2)
+        // A checkpoint remembers the limit: interrupted before its end, the run resumes with the same limit.
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("limit.checkpoint").path
+        let launched = try Launched(["factor", "--time-limit", "30", "--progress", "--checkpoint", checkpoint, big])
+        #expect(launched.waitForStderr(containing: "primekit: progress"))
+        launched.signal(SIGINT)
+        #expect(launched.finish().status == 130)
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: checkpoint)), as: UTF8.self)
+        #expect(text.contains("\ntime-limit 30\n"))
+        #expect(try Tool.run(["resume", "--check", checkpoint]).status == 0)
     }
 
     @Test func anInterruptedRunKeepsTheNumbersNotAnsweredInItsCheckpoint() throws {
