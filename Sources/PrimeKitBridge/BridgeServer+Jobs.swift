@@ -6,7 +6,7 @@ extension BridgeServer {
     func submit(_ params: Params) throws(RPCError) -> Answer {
         var request: JobRequest
         if let value = params["checkpoint"] {
-            for field in ["kind", "candidate", "from", "bound"] where params[field] != nil {
+            for field in ["kind", "candidate", "from", "bound"] + Self.effortFields where params[field] != nil {
                 throw RPCError.invalidParams(field, "not allowed with a checkpoint (it holds the job's own)",
                                              got: params[field])
             }
@@ -30,6 +30,7 @@ extension BridgeServer {
             let bound = try params.decimal("bound")
             request = kind == .factor ? .factor(candidate, from: from, bound: bound)
                                       : .isPrime(candidate, from: from, bound: bound)
+            request = try Self.effort(params, trialRange: from != nil || bound != nil, applyTo: request)
         }
         if let value = params["priority"] {
             request.priority = try Self.priority(value)
@@ -74,6 +75,44 @@ extension BridgeServer {
         }
         answer.announcing = [job.id]
         return answer
+    }
+
+    /// The members that choose how hard a new job searches (docs/protocol.md, job/submit).
+    static let effortFields = ["mode", "ecmDigits", "workLimit", "timeLimitMs"]
+
+    /// `mode`, `ecmDigits`, `workLimit` and `timeLimitMs` applied to a new job's request. A job given `from` or
+    /// `bound` is a trial-division job; `"mode":"complete"` and the effort limits do not go with it.
+    static func effort(_ params: Params, trialRange: Bool, applyTo request: JobRequest) throws(RPCError)
+        -> JobRequest {
+        var request = request
+        var trial = trialRange
+        if let value = params["mode"] {
+            guard case .string(let name) = value, name == "complete" || name == "trial" else {
+                throw RPCError.invalidParams("mode", "must be \"complete\" or \"trial\"", got: value)
+            }
+            if name == "complete" && trialRange {
+                let field = params["from"] != nil ? "from" : "bound"
+                throw RPCError.invalidParams("mode", "\"complete\" does not go with \(field) (a divisor range makes "
+                                             + "a trial-division job)", got: value)
+            }
+            trial = trial || name == "trial"
+        }
+        let ecmDigits = try params.integer("ecmDigits", in: 1...70)
+        let workLimit = try params.count("workLimit", in: 1...UInt64.max)
+        let timeLimit = try params.integer("timeLimitMs", in: 1...9_007_199_254_740_991)
+        if trial {
+            for field in effortFields.dropFirst() where params[field] != nil {
+                throw RPCError.invalidParams(field, "applies to complete jobs only, not to trial division ("
+                                             + (trialRange ? "from or bound given" : "\"mode\":\"trial\"") + ")",
+                                             got: params[field])
+            }
+            return trialRange ? request : request.trialDivision()
+        }
+        if ecmDigits != nil || workLimit != nil || timeLimit != nil {
+            request = request.effort(ecmDigits: ecmDigits, workLimit: workLimit,
+                                     timeLimit: timeLimit.map { Duration.milliseconds($0) })
+        }
+        return request
     }
 
     /// The candidate: a string of decimal digits, at least 2, at most ``BridgeLimits/maxDigits`` digits.
@@ -263,6 +302,7 @@ extension BridgeServer {
                 out.member("tested", string: String(snapshot.divisorsTested))
                 out.key("factors")
                 out.array { out in for factor in snapshot.factors { out.string(factor) } }
+                WireFormat.writeStageMembers(snapshot, into: &out)
                 let dependencies = job.dependencies
                 if !dependencies.isEmpty {
                     out.key("dependsOn")

@@ -353,6 +353,7 @@ public final class BridgeServer: Sendable {
         }
         return .ok { out in
             out.member("protocolVersion", number: WireFormat.protocolVersion)
+            out.member("protocolMinor", number: WireFormat.protocolMinor)
             out.key("server")
             out.object { out in
                 out.member("name", string: "primekit")

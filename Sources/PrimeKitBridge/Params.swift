@@ -51,6 +51,23 @@ struct Params {
         return number
     }
 
+    /// A count that may exceed 2^53 (`workLimit`): a decimal string or a JSON whole number, in `range`.
+    func count(_ name: String, in range: ClosedRange<UInt64>) throws(RPCError) -> UInt64? {
+        guard let value = self[name] else { return nil }
+        let text: String
+        switch value {
+        case .string(let digits): text = digits
+        case .number(let digits): text = digits
+        default: throw RPCError.invalidParams(name, "must be a whole number or a string of decimal digits", got: value)
+        }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), text.utf8.first != 0x30 || text == "0"
+        else { throw RPCError.invalidParams(name, "must be a whole number or a string of decimal digits", got: value) }
+        guard let number = UInt64(text), range.contains(number) else {
+            throw RPCError.invalidParams(name, "must be between \(range.lowerBound) and \(range.upperBound)", got: value)
+        }
+        return number
+    }
+
     /// A boolean member.
     func bool(_ name: String) throws(RPCError) -> Bool? {
         guard let value = self[name] else { return nil }

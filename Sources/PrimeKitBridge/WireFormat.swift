@@ -6,8 +6,13 @@ public enum WireFormat {
     /// The protocol version this module speaks.
     public static let protocolVersion = 1
 
-    /// A factor result: `{candidate, factors: [{prime, exponent}], cofactor, cofactorStatus, complete, isPrime,
-    /// certainty}`.
+    /// The additions within ``protocolVersion`` this module makes (`protocolMinor` in `initialize`): 1 = the
+    /// effort options of job/submit, `mode`, `parts` and each factor's `certainty` in factor results, and `stage`,
+    /// `stageFraction`, `partsLeft` in progress.
+    public static let protocolMinor = 1
+
+    /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
+    /// isPrime, certainty, mode, parts}`.
     public static func write(_ result: FactorResult, into out: inout JSONWriter) {
         out.object { out in
             out.member("candidate", string: result.candidate)
@@ -17,6 +22,7 @@ public enum WireFormat {
                     out.object { out in
                         out.member("prime", string: factor.prime)
                         out.member("exponent", number: factor.exponent)
+                        out.member("certainty", string: factor.certainty.rawValue)
                     }
                 }
             }
@@ -26,6 +32,26 @@ public enum WireFormat {
             out.key("isPrime")
             if let isPrime = result.isPrime { out.bool(isPrime) } else { out.null() }
             out.member("certainty", string: result.certainty.rawValue)
+            out.member("mode", string: result.mode == .trialDivision ? "trial" : "complete")
+            out.key("parts")
+            out.array { out in for part in result.parts { write(part, into: &out) } }
+        }
+    }
+
+    /// A composite part left unsplit: `{value, exponent, trialFrom, trialBound, work, curves, b1, b2, ecmDigits,
+    /// method}`; the numbers that can pass 2^53 as decimal strings.
+    static func write(_ part: CompositePart, into out: inout JSONWriter) {
+        out.object { out in
+            out.member("value", string: part.value)
+            out.member("exponent", number: part.exponent)
+            out.member("trialFrom", string: part.trialFrom)
+            out.member("trialBound", string: part.trialBound)
+            out.member("work", string: String(part.work))
+            out.member("curves", number: part.curves)
+            out.member("b1", string: String(part.b1))
+            out.member("b2", string: String(part.b2))
+            out.member("ecmDigits", number: part.ecmDigits)
+            out.member("method", string: part.method)
         }
     }
 
@@ -91,7 +117,8 @@ public enum WireFormat {
         JobPriority.allCases.first { self.name($0) == name }
     }
 
-    /// The members of a `job/progress` notification after `jobId`: `seq, state, progress, next, tested, factors`.
+    /// The members of a `job/progress` notification after `jobId`: `seq, state, progress, next, tested, factors,
+    /// stage, stageFraction, partsLeft`.
     static func writeProgressMembers(_ progress: JobProgress, into out: inout JSONWriter) {
         out.member("seq", number: progress.seq)
         out.member("state", string: name(progress.state))
@@ -100,5 +127,13 @@ public enum WireFormat {
         out.member("tested", string: String(progress.divisorsTested))
         out.key("factors")
         out.array { out in for factor in progress.factors { out.string(factor) } }
+        writeStageMembers(progress, into: &out)
+    }
+
+    /// `stage, stageFraction, partsLeft` of a progress report (protocol minor 1).
+    static func writeStageMembers(_ progress: JobProgress, into out: inout JSONWriter) {
+        out.member("stage", string: progress.stage)
+        out.member("stageFraction", number: (min(max(progress.stageFraction, 0), 1) * 10_000).rounded() / 10_000)
+        out.member("partsLeft", number: progress.partsLeft)
     }
 }

@@ -84,6 +84,51 @@ import Testing
         #expect(await second.exitStatus() == 0)
     }
 
+    /// A complete job killed (SIGKILL) while ECM searches for a 20-digit factor of a 60-digit number: the restart
+    /// lists it paused in its ECM stage, and resumed it gives the known factorization.
+    @Test func afterSigkillInAnECMStageTheResumedJobGivesTheSameAnswer() async throws {
+        let (p, q) = ("45228053615579292349", "8519557186908660291333075228155768665711")  // both above 2^64
+        let candidate = "385322989230498778059477996110466824274626186263525320945139"  // p·q
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try ServerProcess(["--state-dir", directory, "--checkpoint-interval-ms", "20"])
+        _ = try await first.request("plugin/subscribe", #"{"streams":["pluginData"],"tags":["primekit.store."]}"#, id: 1)
+        let submitted = try await first.request("job/submit", #"{"kind":"factor","candidate":"\#(candidate)","progressIntervalMs":1}"#,
+                                                id: 2)
+        let jobID = try #require(submitted["result"]?["jobId"]?.text)
+        let inECM = try await first.log.notification {
+            $0["method"] == .string("job/progress") && $0["params"]?["stage"] == .string("ecm")
+        }
+        // A checkpoint saved after the job reached ECM: the store numbers its saves (generation) in order.
+        @Sendable func generation(_ message: JSONValue) -> Int? {
+            guard message["params"]?["event"]?["data"]?["jobId"] == .string(jobID),
+                  case .number(let text)? = message["params"]?["event"]?["data"]?["generation"] else { return nil }
+            return Int(text)
+        }
+        let savedBefore = first.log.messages.compactMap(generation).max() ?? -1
+        _ = try await first.log.notification { (generation($0) ?? -1) > savedBefore }
+        first.signal(SIGKILL)
+        #expect(await first.exitStatus() == SIGKILL)
+        #expect(!first.log.messages.contains { $0["method"] == .string("job/finished") },
+                "the job finished before it was killed: the test needs a longer ECM stage")
+
+        let second = try ServerProcess(["--state-dir", directory])
+        let status = try await second.request("job/status", #"{"jobId":"\#(jobID)"}"#, id: 1)
+        #expect(status["result"]?["state"] == .string("paused"))
+        #expect(status["result"]?["stage"] == .string("ecm"), "recovered in \(String(describing: status["result"]?["stage"]))")
+        if case .string(let before)? = inECM["params"]?["tested"], case .string(let after)? = status["result"]?["tested"] {
+            #expect(UInt64(after)! >= UInt64(before)!, "trial division is not done again")
+        }
+        _ = try await second.request("job/resume", #"{"jobId":"\#(jobID)"}"#, id: 2)
+        let finished = try await second.log.finished(jobID, timeout: .seconds(120))
+        let result = try #require(finished["params"]?["result"])
+        #expect(result["factors"] == .parse(#"[{"prime":"\#(p)","exponent":1,"certainty":"probable"},{"prime":"\#(q)","exponent":1,"certainty":"probable"}]"#))
+        #expect(result["cofactor"] == .string("1") && result["complete"] == .bool(true))
+        #expect(result["mode"] == .string("complete") && result["parts"] == .array([]))
+        second.closeInput()
+        #expect(await second.exitStatus() == 0)
+    }
+
     @Test func aLineLongerThanTheLimitIsRefusedWithoutBufferingIt() async throws {
         let server = try ServerProcess()
         let baseline = try await server.request("ping", id: 1)
@@ -130,7 +175,7 @@ import Testing
                 exponent += 1
                 power *= UInt64(p)
             }
-            if exponent > 0 { expected.append(#"{"prime":"\#(p)","exponent":\#(exponent)}"#) }
+            if exponent > 0 { expected.append(#"{"prime":"\#(p)","exponent":\#(exponent),"certainty":"proven"}"#) }
         }
         #expect(expected.count >= 4)
         #expect(result["factors"] == .parse("[" + expected.joined(separator: ",") + "]"))

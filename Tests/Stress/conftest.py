@@ -141,10 +141,10 @@ def primes_below(limit: int) -> list[int]:
 
 def expected_factor_result(candidate: int, primes: dict[int, int]) -> dict[str, Any]:
     """The wire form of a complete factor result whose primes (all below 2^64, or proven by construction) are known."""
-    factors = [{"prime": str(p), "exponent": e} for p, e in sorted(primes.items())]
+    factors = [{"prime": str(p), "exponent": e, "certainty": "proven"} for p, e in sorted(primes.items())]
     return {"candidate": str(candidate), "factors": factors, "cofactor": "1", "cofactorStatus": "one",
             "complete": True, "isPrime": len(primes) == 1 and next(iter(primes.values())) == 1,
-            "certainty": "proven"}
+            "certainty": "proven", "mode": "complete", "parts": []}
 
 
 def checkpoint_candidate(checkpoint: str) -> str:

@@ -49,13 +49,13 @@ def make_entry(rng: random.Random) -> Entry:
     if rng.random() < 0.3:
         small = random_prime(rng, 1000, 2**20)
         candidate = small * prime
-        factors = [{"prime": str(small), "exponent": 1}]
+        factors = [{"prime": str(small), "exponent": 1, "certainty": "proven"}]
     else:
         candidate, factors = prime, []
     assert is_probable_prime(prime)
     expected = {"candidate": str(candidate), "factors": factors, "cofactor": str(prime),
                 "cofactorStatus": "probable-prime", "complete": True, "isPrime": not factors,
-                "certainty": "probable"}
+                "certainty": "probable", "mode": "trial", "parts": []}
     return Entry(candidate, bound, priority, expected)
 
 

@@ -152,14 +152,14 @@ def storm(seed: int, live: int, operations: int, seconds: float) -> None:
         prime = random_prime(rng, 2**70, 2**100)
         if rng.random() < 0.3:
             small = rng.choice(PRIMES)
-            candidate, factors = small * prime, [{"prime": str(small), "exponent": 1}]
+            candidate, factors = small * prime, [{"prime": str(small), "exponent": 1, "certainty": "proven"}]
         else:
             candidate, factors = prime, []
         params = {"kind": "factor", "candidate": str(candidate), "bound": str(rng.randrange(2**23, 2**26)),
                   "priority": rng.choice(PRIORITIES), "progressIntervalMs": rng.choice([5, 50, 250])}
         result = {"candidate": str(candidate), "factors": factors, "cofactor": str(prime),
                   "cofactorStatus": "probable-prime", "complete": True, "isPrime": not factors,
-                  "certainty": "probable"}
+                  "certainty": "probable", "mode": "trial", "parts": []}
         return params, result
 
     def submit(server: Server, batch: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:

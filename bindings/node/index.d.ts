@@ -16,21 +16,58 @@ export type Priority = 'veryLow' | 'low' | 'normal' | 'high' | 'veryHigh' | 0 | 
 /** `initialize` result. */
 export interface ServerInfo {
   protocolVersion: number;
+  /** The protocol's minor version (additions within version 1); absent from servers before minor 1, read it as 0. */
+  protocolMinor?: number;
   server: { name: string; version: string; kernel: string };
   limits: { maxMessageBytes: number; maxDigits: number; maxActiveJobs: number; maxBatch: number };
   capabilities: { methods: string[]; kinds: JobKind[]; streams: string[]; stateDirectory: boolean };
 }
 
+/** How a job searches: `'complete'` (every prime factor, the default) or `'trial'` (trial division only). */
+export type FactorMode = 'complete' | 'trial';
+
+/** A prime factor of a factor result. */
+export interface PrimeFactor {
+  prime: string;
+  exponent: number;
+  /** `'proven'`, or `'probable'` for a BPSW probable prime (protocol minor 1; absent before: read as proven). */
+  certainty?: 'proven' | 'probable';
+}
+
+/** A composite part a complete job left unsplit (an effort limit stopped it), with what was tried on it. */
+export interface CompositePart {
+  value: string;
+  exponent: number;
+  /** The divisor range trial division covered. */
+  trialFrom: string;
+  trialBound: string;
+  /** Work units spent on the part. */
+  work: string;
+  /** ECM curves run, and their stage 1 and stage 2 bounds. */
+  curves: number;
+  b1: string;
+  b2: string;
+  /** Factors up to about this many digits were searched for (ECM). */
+  ecmDigits: number;
+  /** The last method tried: `'split'`, `'ecm'`, `'qs'` or `'none'`. */
+  method: 'split' | 'ecm' | 'qs' | 'none';
+}
+
 /** The result of a `factor` job. */
 export interface FactorResult {
   candidate: string;
-  /** Proven primes, ascending. */
-  factors: { prime: string; exponent: number }[];
+  /** Primes, ascending. */
+  factors: PrimeFactor[];
+  /** The product of the `parts` (each to its exponent), or a cofactor left by trial division; `"1"` when none. */
   cofactor: string;
   cofactorStatus: 'one' | 'probable-prime' | 'composite' | 'unknown';
   complete: boolean;
   isPrime: boolean | null;
   certainty: 'proven' | 'probable';
+  /** `'complete'` or `'trial'` (protocol minor 1). */
+  mode?: FactorMode;
+  /** Composite parts left by an effort limit; `[]` when none (protocol minor 1). */
+  parts?: CompositePart[];
 }
 
 /** The result of an `isPrime` job, shaped like the original plugin's result. */
@@ -58,6 +95,12 @@ export interface Progress {
   next: string;
   tested: string;
   factors: string[];
+  /** The stage the job is in (protocol minor 1). */
+  stage?: 'trial' | 'power' | 'prime' | 'split' | 'ecm' | 'qs' | 'done';
+  /** 0-1 through the current stage of the current part, never decreasing within them. */
+  stageFraction?: number;
+  /** Composite parts still to split. */
+  partsLeft?: number;
 }
 
 /** `job/finished` params. */
@@ -127,8 +170,18 @@ export interface JobOptions {
 }
 
 export interface RunOptions extends JobOptions {
+  /** Trial division from this divisor (a trial-division job). */
   from?: BigIntegerLike;
+  /** Trial division up to this divisor (a trial-division job). */
   bound?: BigIntegerLike;
+  /** Default `'complete'`; `'trial'` is trial division up to the default bound. */
+  mode?: FactorMode;
+  /** Effort limit: search for factors of up to this many digits (1-70), then stop with the parts left. */
+  ecmDigits?: number;
+  /** Effort limit: at most this many work units (at least 1). */
+  workLimit?: BigIntegerLike;
+  /** Effort limit: at most this much running time, in milliseconds (at least 1). */
+  timeLimitMs?: number;
 }
 
 export interface SubmitOptions extends RunOptions {

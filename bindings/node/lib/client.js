@@ -86,6 +86,19 @@ export function toDecimal(value, field = 'candidate') {
   return value;
 }
 
+/**
+ * Copies a job's divisor range and effort options into `job/submit` params. Values are passed on as they are (the
+ * server checks them); `from`, `bound` and `workLimit` become decimal strings.
+ */
+function addRunOptions(params, options) {
+  if (options.from !== undefined) params.from = toDecimal(options.from, 'from');
+  if (options.bound !== undefined) params.bound = toDecimal(options.bound, 'bound');
+  if (options.mode !== undefined) params.mode = options.mode;
+  if (options.ecmDigits !== undefined) params.ecmDigits = options.ecmDigits;
+  if (options.workLimit !== undefined) params.workLimit = toDecimal(options.workLimit, 'workLimit');
+  if (options.timeLimitMs !== undefined) params.timeLimitMs = options.timeLimitMs;
+}
+
 function timeout(ms) {
   let timer;
   const promise = new Promise((resolve) => {
@@ -246,8 +259,7 @@ export class Client extends EventEmitter {
    */
   submit(n, options = {}) {
     const params = { kind: options.kind ?? 'factor', candidate: toDecimal(n, 'candidate') };
-    if (options.from !== undefined) params.from = toDecimal(options.from, 'from');
-    if (options.bound !== undefined) params.bound = toDecimal(options.bound, 'bound');
+    addRunOptions(params, options);
     return this.#submit(params, options, true);
   }
 
@@ -311,10 +323,7 @@ export class Client extends EventEmitter {
     let params;
     try {
       params = { kind, candidate: toDecimal(n, 'candidate') };
-      if (options !== undefined) {
-        if (options.from !== undefined) params.from = toDecimal(options.from, 'from');
-        if (options.bound !== undefined) params.bound = toDecimal(options.bound, 'bound');
-      }
+      if (options !== undefined) addRunOptions(params, options);
     } catch (error) {
       return Promise.reject(error);
     }

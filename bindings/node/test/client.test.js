@@ -16,6 +16,7 @@ const M89 = 2n ** 89n - 1n;  // a Mersenne prime beyond 2^64
 
 test('spawn performs initialize and keeps its answer', () => {
   assert.equal(client.server.protocolVersion, 1);
+  assert.equal(client.server.protocolMinor, 1);
   assert.equal(client.server.server.name, 'primekit');
   assert.ok(client.server.capabilities.methods.includes('job/submit'));
   assert.equal(client.executable, executable);
@@ -40,27 +41,97 @@ test('factor gives prime factors with exponents, big integers as strings', async
   assert.deepEqual(await client.factor('600851475143'), {
     candidate: '600851475143',
     factors: [
-      { prime: '71', exponent: 1 },
-      { prime: '839', exponent: 1 },
-      { prime: '1471', exponent: 1 },
-      { prime: '6857', exponent: 1 },
+      { prime: '71', exponent: 1, certainty: 'proven' },
+      { prime: '839', exponent: 1, certainty: 'proven' },
+      { prime: '1471', exponent: 1, certainty: 'proven' },
+      { prime: '6857', exponent: 1, certainty: 'proven' },
     ],
     cofactor: '1',
     cofactorStatus: 'one',
     complete: true,
     isPrime: false,
     certainty: 'proven',
+    mode: 'complete',
+    parts: [],
   });
   const powers = await client.factor('1024');
-  assert.deepEqual(powers.factors, [{ prime: '2', exponent: 10 }]);
+  assert.deepEqual(powers.factors, [{ prime: '2', exponent: 10, certainty: 'proven' }]);
 });
 
 test('a candidate beyond 2^64 stays a string; its primality is probable', async () => {
-  const result = await client.factor(M89.toString());
+  const result = await client.factor(M89.toString(), { mode: 'trial' });
   assert.equal(result.candidate, '618970019642690137449562111');
   assert.equal(result.isPrime, true);
   assert.equal(result.cofactor, '618970019642690137449562111');
   assert.equal(result.certainty, 'probable');
+});
+
+// 2^128 + 1 = 59649589127497217 · 5704689200685129054721; a product of two 40-digit primes (79 digits).
+const F7 = 2n ** 128n + 1n;
+const SEMIPRIME_79 = '6415960117443171388947750943700426140790669549014874900828615524789118288355107';
+
+test('factor answers completely by default; each factor says how it is known', async () => {
+  assert.deepEqual(await client.factor(F7), {
+    candidate: F7.toString(),
+    factors: [
+      { prime: '59649589127497217', exponent: 1, certainty: 'proven' },
+      { prime: '5704689200685129054721', exponent: 1, certainty: 'probable' },
+    ],
+    cofactor: '1',
+    cofactorStatus: 'one',
+    complete: true,
+    isPrime: false,
+    certainty: 'probable',
+    mode: 'complete',
+    parts: [],
+  });
+});
+
+test('mode "trial" and a bound keep trial division: the remainder is classified, not split', async () => {
+  const bounded = await client.factor(F7, { bound: 1000 });
+  assert.equal(bounded.mode, 'trial');
+  assert.equal(bounded.cofactor, F7.toString());
+  assert.equal(bounded.cofactorStatus, 'composite');
+  assert.deepEqual(bounded.parts, []);
+  const trial = await client.factor('600851475143', { mode: 'trial' });
+  assert.equal(trial.mode, 'trial');
+  assert.deepEqual(trial.factors.map((f) => f.prime), ['71', '839', '1471', '6857']);
+});
+
+test('an effort limit gives the partial answer: the parts left and what was tried on them', async () => {
+  const result = await client.factor(SEMIPRIME_79, { ecmDigits: 1, workLimit: 2n ** 64n - 1n });
+  assert.equal(result.mode, 'complete');
+  assert.equal(result.complete, false);
+  assert.deepEqual(result.factors, []);
+  assert.equal(result.cofactor, SEMIPRIME_79);
+  assert.equal(result.parts.length, 1);
+  const [part] = result.parts;
+  assert.equal(part.value, SEMIPRIME_79);
+  assert.equal(part.exponent, 1);
+  assert.equal(part.method, 'ecm');
+  assert.equal(part.ecmDigits, 15);
+  assert.ok(part.curves > 0, `curves ${part.curves}`);
+  for (const key of ['trialFrom', 'trialBound', 'work', 'b1', 'b2']) assert.match(part[key], /^[0-9]+$/, key);
+});
+
+test('bad effort options reject with the member named, and submit nothing', async () => {
+  const cases = [
+    [{ ecmDigits: 0 }, 'ecmDigits'],
+    [{ ecmDigits: 71 }, 'ecmDigits'],
+    [{ workLimit: 0n }, 'workLimit'],
+    [{ timeLimitMs: 0 }, 'timeLimitMs'],
+    [{ mode: 'fast' }, 'mode'],
+    [{ mode: 'complete', bound: 10 }, 'mode'],
+    [{ mode: 'trial', timeLimitMs: 100 }, 'timeLimitMs'],
+  ];
+  const before = (await client.request('job/list')).jobs.length;
+  for (const [options, field] of cases) {
+    const error = await client.factor('1001', options).then(() => assert.fail(`bad ${field} was accepted`), (e) => e);
+    assert.ok(error instanceof PrimeKitError, String(error));
+    assert.equal(error.code, -32602);
+    assert.equal(error.data.field, field);
+  }
+  assert.equal((await client.request('job/list')).jobs.length, before);
 });
 
 test('BigInt candidates are sent as their digits', async () => {

@@ -7,13 +7,14 @@ export const executable = findExecutable(undefined);
 export const vectorsDirectory = fileURLToPath(new URL('../../../Tests/Vectors/', import.meta.url));
 export const moduleUrl = new URL('../index.js', import.meta.url).href;
 
-/** A prime just below 2^64: a factor job on it takes about 0.1-1 s (it tries every divisor up to 2^32). */
+/** A prime just below 2^64: a trial-division factor job (`mode: 'trial'`) on it takes about 0.1-1 s (it tries every
+ * divisor up to 2^32); a complete job answers at once. */
 export const SLOW_PRIME = '18446744073709551557';
 /** 4294967279 × 4294967291: as slow, and the factors are found only at the end. */
 export const SLOW_COMPOSITE = '18446743979220271189';
 export const SLOW_COMPOSITE_FACTORS = [
-  { prime: '4294967279', exponent: 1 },
-  { prime: '4294967291', exponent: 1 },
+  { prime: '4294967279', exponent: 1, certainty: 'proven' },
+  { prime: '4294967291', exponent: 1, certainty: 'proven' },
 ];
 
 /** Resolves like `promise`, or rejects if it has not settled after `ms` (a guard against hangs, not a wait). */

@@ -39,7 +39,7 @@ test('submit returns a Job at once; its id comes with the response', async () =>
 });
 
 test('the progress iterator yields job/progress and ends when the job ends', async () => {
-  const job = client.submit(SLOW_PRIME, { kind: 'factor', progressIntervalMs: 10 });
+  const job = client.submit(SLOW_PRIME, { kind: 'factor', mode: 'trial', progressIntervalMs: 10 });
   const events = [];
   job.on('progress', (p) => events.push(p.seq));
   const seen = [];
@@ -63,7 +63,7 @@ test('the progress iterator yields job/progress and ends when the job ends', asy
 
 test('a progress iterator also ends when the job is cancelled, and can be left early', async () => {
   await suspended(async () => {
-    const job = client.submit(SLOW_PRIME);
+    const job = client.submit(SLOW_PRIME, { mode: 'trial' });
     const iterator = job.progress();
     const early = job.progress();
     await job.accepted;
@@ -77,7 +77,7 @@ test('a progress iterator also ends when the job is cancelled, and can be left e
 });
 
 test('pause gives a checkpoint; resumeFrom in a second client finishes with the same result', async () => {
-  const job = client.submit(SLOW_COMPOSITE, { progressIntervalMs: 1 });
+  const job = client.submit(SLOW_COMPOSITE, { mode: 'trial', progressIntervalMs: 1 });
   const progress = await within(first(job.progress()), GUARD_MS, 'first progress');
   assert.equal(progress.state, 'running');
   const paused = await job.pause();
@@ -107,7 +107,7 @@ test('pause gives a checkpoint; resumeFrom in a second client finishes with the 
 
 test('cancel: the result rejects with JobCancelledError carrying the server\'s checkpoint', async () => {
   await suspended(async () => {
-    const job = client.submit(SLOW_PRIME);
+    const job = client.submit(SLOW_PRIME, { mode: 'trial' });
     const answer = await job.cancel();
     assert.equal(answer.state, 'cancelled');
     assert.equal(typeof answer.checkpoint, 'string');
@@ -151,7 +151,7 @@ test('AbortSignal already aborted: rejects with AbortError and nothing is submit
 test('AbortSignal after acceptance cancels the job on the server', async () => {
   await suspended(async () => {
     const controller = new AbortController();
-    const job = client.submit(SLOW_PRIME, { signal: controller.signal });
+    const job = client.submit(SLOW_PRIME, { mode: 'trial', signal: controller.signal });
     await job.accepted;
     const finished = once(job, 'finished');
     controller.abort('user left');
@@ -169,7 +169,7 @@ test('AbortSignal after acceptance cancels the job on the server', async () => {
 test('AbortSignal before the submission is answered still cancels the job', async () => {
   await suspended(async () => {
     const controller = new AbortController();
-    const job = client.submit(SLOW_PRIME, { signal: controller.signal });
+    const job = client.submit(SLOW_PRIME, { mode: 'trial', signal: controller.signal });
     controller.abort();
     const error = await job.result.catch((e) => e);
     assert.ok(error instanceof AbortError);
@@ -200,7 +200,7 @@ test('dependsOn: a job waits (pending) for the jobs it names, Job objects or ids
 
 test('dependsOn a cancelled job: the dependent job is cancelled too', async () => {
   await suspended(async () => {
-    const a = client.submit(SLOW_PRIME);
+    const a = client.submit(SLOW_PRIME, { mode: 'trial' });
     const b = client.submit('97', { kind: 'isPrime', dependsOn: [a] });
     await b.accepted;
     await a.cancel();

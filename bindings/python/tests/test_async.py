@@ -38,7 +38,7 @@ def test_progress_ends_with_the_job(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()
-            job = await client.submit(SLOW_PRIME, progress_interval_ms=10)
+            job = await client.submit(SLOW_PRIME, mode="trial", progress_interval_ms=10)
             assert job.state == "queued"
             await client.resume()
             seqs = [report["seq"] async for report in job.progress()]
@@ -52,7 +52,7 @@ def test_cancelling_the_awaiting_task_cancels_the_job(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()  # the job cannot end on its own meanwhile
-            job = await client.submit(SLOW_PRIME)
+            job = await client.submit(SLOW_PRIME, mode="trial")
             waiter = asyncio.ensure_future(job)
             await asyncio.sleep(0)  # one turn of the loop: the task starts awaiting the job (not a timed wait)
             waiter.cancel()
@@ -90,11 +90,12 @@ def test_depends_on(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()
-            first = await client.submit(SLOW_PRIME)
+            first = await client.submit(SLOW_PRIME, mode="trial")
             second = await client.submit(91, depends_on=[first])
             assert second.state == "pending"
             await client.resume()
-            assert (await second)["factors"] == [{"prime": 7, "exponent": 1}, {"prime": 13, "exponent": 1}]
+            assert (await second)["factors"] == [{"prime": 7, "exponent": 1, "certainty": "proven"},
+                                                 {"prime": 13, "exponent": 1, "certainty": "proven"}]
             assert first.done() and await first == SLOW_RESULT
     run(main())
 
@@ -127,7 +128,7 @@ def test_killed_bridge_fails_pending_jobs(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()
-            job = await client.submit(SLOW_PRIME)
+            job = await client.submit(SLOW_PRIME, mode="trial")
             os.kill(client.pid, signal.SIGSTOP)
             unanswered = asyncio.ensure_future(client.submit(91))
             await asyncio.sleep(0)  # one turn of the loop: the submission is sent (not a timed wait)
@@ -145,7 +146,7 @@ def test_close_stops_jobs(executable: str) -> None:
     async def main() -> None:
         client = await AsyncClient(executable).start()
         await client.suspend()
-        job = await client.submit(SLOW_PRIME)
+        job = await client.submit(SLOW_PRIME, mode="trial")
         stopped = await client.aclose()
         assert [entry["jobId"] for entry in stopped] == [job.job_id]
         with pytest.raises(BridgeClosedError):

@@ -66,15 +66,28 @@ def long_result(local: Client) -> FactorResult:
     (MERSENNE_89, 10**6),                                                     # a probable prime
     (2, None),
     (3 * 2**70, None),
+    (2**128 + 1, None),                                                       # complete: a 22-digit factor by ECM
 ])
 def test_factor_equals_local(dask_client: Any, local: Client, n: int, bound: int | None) -> None:
     assert pkdask.factor(n, bound=bound, chunks=6, client=dask_client) == local.factor(n, bound=bound)
 
 
+def test_factor_with_an_effort_limit_gives_the_parts_left(dask_client: Any, local: Client) -> None:
+    n = 6415960117443171388947750943700426140790669549014874900828615524789118288355107  # two 40-digit primes
+    fractions: list[float] = []
+    result = pkdask.factor(n, ecm_digits=1, client=dask_client, on_progress=fractions.append)
+    assert result["mode"] == "complete" and result["complete"] is False
+    assert [part["value"] for part in result["parts"]] == [n] and result["cofactor"] == n
+    assert fractions == [1.0]
+    with pytest.raises(ValueError, match="effort limits"):
+        pkdask.factor(n, bound=1000, ecm_digits=1, client=dask_client)
+    assert pkdask.factor(600851475143, mode="trial", client=dask_client) == local.factor(600851475143, mode="trial")
+
+
 def test_early_stop_cancels_the_remaining_chunks(dask_client: Any, local: Client) -> None:
     n = 2**3 * 3**2 * 5 * 7 * 11 * 13 * MERSENNE_61  # the first chunk finds everything (M61 by BPSW, < 2^64)
     job = pkdask.submit(n, chunks=40, client=dask_client)
-    assert job.result(GUARD) == local.factor(n)
+    assert job.result(GUARD) == local.factor(n, mode="trial")
     chunks = job.chunks
     started = {event["index"] for _, event in dask_client.get_events(job.topic) if event.get("event") == "started"}
     assert chunks[0]["state"] == "done"

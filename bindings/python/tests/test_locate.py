@@ -1,4 +1,4 @@
-"""The executable lookup order: executable=, PRIMEKIT_BIN, PATH, the source tree's release build."""
+"""The executable lookup order: executable=, PRIMEKIT_BIN, the installed one, PATH, the source tree's build."""
 
 from __future__ import annotations
 
@@ -23,12 +23,20 @@ def test_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "arg").mkdir()
     (tmp_path / "env").mkdir()
     (tmp_path / "path").mkdir()
+    (tmp_path / "package" / "_bin").mkdir(parents=True)
     argument, variable, on_path = fake(tmp_path / "arg"), fake(tmp_path / "env"), fake(tmp_path / "path")
+    bundled = tmp_path / "package" / "_bin" / "primekit"
+    monkeypatch.setattr(_locate, "_bundled", lambda: bundled)
     monkeypatch.setenv("PATH", str(tmp_path / "path"))
     monkeypatch.setenv("PRIMEKIT_BIN", variable)
+    fake(bundled.parent)
     assert find_executable(argument) == argument
     assert find_executable() == variable
     monkeypatch.delenv("PRIMEKIT_BIN")
+    assert find_executable() == str(bundled)  # the installed executable comes before PATH
+    bundled.chmod(0o644)  # not executable: skipped
+    assert find_executable() == on_path
+    bundled.unlink()
     assert find_executable() == on_path
     monkeypatch.setenv("PATH", str(tmp_path))
     build = tmp_path / "repo" / ".build" / "release" / "primekit"
@@ -44,6 +52,7 @@ def test_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_source_tree_build_is_found_from_the_package() -> None:
     assert _locate._source_tree_build() == REPO / ".build" / "release" / "primekit"
+    assert _locate._bundled().parent.parent == Path(_locate.__file__).resolve().parent
 
 
 def test_a_named_file_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

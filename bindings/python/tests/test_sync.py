@@ -43,16 +43,56 @@ def test_known_answers(client: Client) -> None:
     assert client.is_prime(1000003) is True
     euler = client.factor(600851475143)
     assert euler == {"candidate": 600851475143,
-                     "factors": [{"prime": 71, "exponent": 1}, {"prime": 839, "exponent": 1},
-                                 {"prime": 1471, "exponent": 1}, {"prime": 6857, "exponent": 1}],
+                     "factors": [{"prime": p, "exponent": 1, "certainty": "proven"} for p in (71, 839, 1471, 6857)],
                      "cofactor": 1, "cofactorStatus": "one", "complete": True, "isPrime": False,
-                     "certainty": "proven"}
+                     "certainty": "proven", "mode": "complete", "parts": []}
     fermat = client.factor(2**64 + 1)
     assert [(f["prime"], f["exponent"]) for f in fermat["factors"]] == [(274177, 1), (67280421310721, 1)]
     assert fermat["complete"] is True
     divisors = client.submit(6801534321, kind="isPrime").result()
     assert divisors["factors"] == [1, 3, 41, 123, 55297027, 165891081, 2267178107, 6801534321]
     assert divisors["certainty"] == "proven"
+
+
+# 2^128 + 1 = 59649589127497217 · 5704689200685129054721; a product of two 40-digit primes (79 digits).
+F7 = 2**128 + 1
+SEMIPRIME_79 = 6415960117443171388947750943700426140790669549014874900828615524789118288355107
+
+
+def test_complete_answers_by_default(client: Client) -> None:
+    assert client.server_info["protocolMinor"] == 1
+    assert client.factor(F7) == {
+        "candidate": F7, "factors": [{"prime": 59649589127497217, "exponent": 1, "certainty": "proven"},
+                                     {"prime": 5704689200685129054721, "exponent": 1, "certainty": "probable"}],
+        "cofactor": 1, "cofactorStatus": "one", "complete": True, "isPrime": False, "certainty": "probable",
+        "mode": "complete", "parts": []}
+    bounded = client.factor(F7, bound=1000)
+    assert (bounded["mode"], bounded["cofactor"], bounded["cofactorStatus"]) == ("trial", F7, "composite")
+    trial = client.factor(600851475143, mode="trial")
+    assert trial["mode"] == "trial" and [f["prime"] for f in trial["factors"]] == [71, 839, 1471, 6857]
+
+
+def test_an_effort_limit_gives_the_parts_left(client: Client) -> None:
+    result = client.factor(SEMIPRIME_79, ecm_digits=1, work_limit=2**64 - 1)
+    assert (result["mode"], result["complete"], result["factors"]) == ("complete", False, [])
+    assert result["cofactor"] == SEMIPRIME_79
+    [part] = result["parts"]
+    assert (part["value"], part["exponent"], part["method"], part["ecmDigits"]) == (SEMIPRIME_79, 1, "ecm", 15)
+    assert part["curves"] > 0 and part["b1"] > 0 and part["b2"] >= part["b1"]
+    assert all(isinstance(part[key], int) for key in ("trialFrom", "trialBound", "work", "b1", "b2"))
+
+
+def test_bad_effort_options_are_refused_and_submit_nothing(client: Client) -> None:
+    before = len(client.request("job/list")["jobs"])
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"ecm_digits": 0}, "ecmDigits"), ({"ecm_digits": 71}, "ecmDigits"), ({"work_limit": 0}, "workLimit"),
+        ({"time_limit_ms": 0}, "timeLimitMs"), ({"mode": "fast"}, "mode"), ({"mode": "complete", "bound": 10}, "mode"),
+        ({"mode": "trial", "time_limit_ms": 100}, "timeLimitMs")]
+    for options, field in cases:
+        with pytest.raises(InvalidParamsError) as caught:
+            client.factor(1001, **options)
+        assert caught.value.code == -32602 and caught.value.data["field"] == field, options
+    assert len(client.request("job/list")["jobs"]) == before
 
 
 def test_against_brute_force(client: Client) -> None:
@@ -88,7 +128,7 @@ def test_numbers_beyond_the_conversion_limit(client: Client) -> None:
     n = 10**5000
     result = client.factor(n, bound=10)
     assert result["candidate"] == n
-    assert result["factors"] == [{"prime": 2, "exponent": 5000}, {"prime": 5, "exponent": 5000}]
+    assert [(f["prime"], f["exponent"]) for f in result["factors"]] == [(2, 5000), (5, 5000)]
     assert result["cofactor"] == 1
 
 
@@ -106,7 +146,7 @@ def test_decimal_conversion_both_ways() -> None:
 
 def test_progress_ends_with_the_job(client: Client) -> None:
     client.suspend()
-    job = client.submit(SLOW_PRIME, progress_interval_ms=10)
+    job = client.submit(SLOW_PRIME, mode="trial", progress_interval_ms=10)
     assert job.job_id.startswith("j") and job.state == "queued"
     client.resume()
     reports = list(job.progress(timeout=GUARD))
@@ -136,7 +176,7 @@ def test_pause_midway_then_resume_from_in_another_client(client: Client, executa
 
 def test_pause_and_resume_in_place(client: Client) -> None:
     client.suspend()  # the job stays queued: pausing it cannot race with its end
-    job = client.submit(SLOW_PRIME)
+    job = client.submit(SLOW_PRIME, mode="trial")
     checkpoint = job.pause()
     assert job.state == "paused" and checkpoint.startswith("primekit-")
     client.resume()
@@ -147,7 +187,7 @@ def test_pause_and_resume_in_place(client: Client) -> None:
 
 def test_cancel(client: Client) -> None:
     client.suspend()
-    job = client.submit(SLOW_PRIME)
+    job = client.submit(SLOW_PRIME, mode="trial")
     assert job.cancel() is True
     assert job.cancelled()
     with pytest.raises(concurrent.futures.CancelledError):
@@ -164,11 +204,11 @@ def test_cancel(client: Client) -> None:
 
 def test_depends_on(client: Client) -> None:
     client.suspend()
-    first = client.submit(SLOW_PRIME)
+    first = client.submit(SLOW_PRIME, mode="trial")
     second = client.submit(91, depends_on=[first])
     assert second.job_id and second.state == "pending"
     assert client.request("job/status", {"jobId": second.job_id})["dependsOn"] == [first.job_id]
-    blocked = client.submit(SLOW_PRIME)
+    blocked = client.submit(SLOW_PRIME, mode="trial")
     waiting = client.submit(91, depends_on=[blocked.job_id])
     assert waiting.job_id and waiting.state == "pending"
     assert blocked.cancel()
@@ -176,7 +216,8 @@ def test_depends_on(client: Client) -> None:
         waiting.result(timeout=GUARD)
     assert not second.done()
     client.resume()
-    assert second.result(timeout=GUARD)["factors"] == [{"prime": 7, "exponent": 1}, {"prime": 13, "exponent": 1}]
+    assert second.result(timeout=GUARD)["factors"] == [{"prime": 7, "exponent": 1, "certainty": "proven"},
+                                                       {"prime": 13, "exponent": 1, "certainty": "proven"}]
     assert first.done()  # the dependent cannot have run before its dependency succeeded
 
 
@@ -244,7 +285,7 @@ def test_killed_bridge_fails_pending_futures(client: Client) -> None:
 def test_close_stops_unfinished_jobs_at_a_checkpoint(executable: str) -> None:
     client = Client(executable)
     client.suspend()
-    job = client.submit(SLOW_PRIME)
+    job = client.submit(SLOW_PRIME, mode="trial")
     assert job.job_id
     stopped = client.close()
     assert [entry["jobId"] for entry in stopped] == [job.job_id]
@@ -291,7 +332,7 @@ def test_twenty_thousand_requests_without_reading(client: Client) -> None:
 
 def test_track_shows_a_bar(client: Client) -> None:
     out = io.StringIO()
-    result = primekit.track(client.submit(SLOW_PRIME, progress_interval_ms=10), file=out, mininterval=0)
+    result = primekit.track(client.submit(SLOW_PRIME, mode="trial", progress_interval_ms=10), file=out, mininterval=0)
     assert result == SLOW_RESULT
     assert "100.0/100%" in out.getvalue()
 

@@ -9,13 +9,13 @@ from ._locate import find_executable
 from .client import Client, EventStream, Job, __version__
 from .errors import BridgeClosedError, ExecutableNotFoundError, InvalidParamsError, PrimeKitError
 from .progress import track
-from .types import (EngineEvent, FactorResult, JobResult, PrimalityResult, PrimeFactor, Priority, Progress, State,
-                    StoppedJob)
+from .types import (Certainty, CompositePart, EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, PrimeFactor,
+                    Priority, Progress, Stage, State, StoppedJob)
 from .aio import AsyncClient, AsyncJob, AsyncEventStream
 
 __all__ = [
-    "AsyncClient", "AsyncEventStream", "AsyncJob", "BridgeClosedError", "Client", "EngineEvent", "EventStream",
-    "ExecutableNotFoundError", "FactorResult", "InvalidParamsError", "Job", "JobResult", "PrimalityResult",
-    "PrimeFactor", "PrimeKitError", "Priority", "Progress", "State", "StoppedJob", "__version__", "find_executable",
-    "track",
+    "AsyncClient", "AsyncEventStream", "AsyncJob", "BridgeClosedError", "Certainty", "Client", "CompositePart",
+    "EngineEvent", "EventStream", "ExecutableNotFoundError", "FactorResult", "InvalidParamsError", "Job", "JobResult",
+    "Mode", "PrimalityResult", "PrimeFactor", "PrimeKitError", "Priority", "Progress", "Stage", "State", "StoppedJob",
+    "__version__", "find_executable", "track",
 ]

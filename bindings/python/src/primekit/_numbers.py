@@ -42,13 +42,19 @@ def to_ints(texts: list[str]) -> list[int]:
         return [to_int(text) for text in texts]
 
 
+# The members of a composite part that are decimal strings on the wire.
+_PART_NUMBERS = ("value", "trialFrom", "trialBound", "work", "b1", "b2")
+
+
 def result(raw: dict[str, Any]) -> JobResult:
     """A ``factor`` or ``isPrime`` result from the wire (told apart by their members)."""
     out = dict(raw)
     out["candidate"] = to_int(raw["candidate"])
     if "cofactor" in raw:
         out["cofactor"] = to_int(raw["cofactor"])
-        out["factors"] = [{"prime": to_int(f["prime"]), "exponent": f["exponent"]} for f in raw["factors"]]
+        out["factors"] = [{**f, "prime": to_int(f["prime"])} for f in raw["factors"]]
+        if "parts" in raw:
+            out["parts"] = [{**part, **{key: to_int(part[key]) for key in _PART_NUMBERS}} for part in raw["parts"]]
         return cast(FactorResult, out)
     factors = raw.get("factors")
     if factors is not None:

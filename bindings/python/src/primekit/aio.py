@@ -17,7 +17,7 @@ from ._connection import Connection, environment_with, unwrap
 from ._locate import find_executable
 from .client import CLIENT_INFO, checkpoint_params, submit_params
 from .errors import BridgeClosedError, PrimeKitError
-from .types import EngineEvent, FactorResult, JobResult, PrimalityResult, Priority, Progress, State, StoppedJob
+from .types import EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, State, StoppedJob
 
 R = TypeVar("R")
 
@@ -315,21 +315,28 @@ class AsyncClient:
     @overload
     async def submit(self, n: int, *, kind: Literal["factor"] = ..., from_: int | None = ...,
                      bound: int | None = ..., priority: Priority | None = ..., progress_interval_ms: int | None = ...,
+                     mode: Mode | None = ..., ecm_digits: int | None = ..., work_limit: int | None = ...,
+                     time_limit_ms: int | None = ...,
                      depends_on: Iterable[AsyncJob[Any] | str] | None = ...) -> AsyncJob[FactorResult]: ...
 
     @overload
     async def submit(self, n: int, *, kind: Literal["isPrime"], from_: int | None = ..., bound: int | None = ...,
                      priority: Priority | None = ..., progress_interval_ms: int | None = ...,
+                     mode: Mode | None = ..., ecm_digits: int | None = ..., work_limit: int | None = ...,
+                     time_limit_ms: int | None = ...,
                      depends_on: Iterable[AsyncJob[Any] | str] | None = ...) -> AsyncJob[PrimalityResult]: ...
 
     async def submit(self, n: int, *, kind: Literal["factor", "isPrime"] = "factor", from_: int | None = None,
                      bound: int | None = None, priority: Priority | None = None,
-                     progress_interval_ms: int | None = None,
+                     progress_interval_ms: int | None = None, mode: Mode | None = None,
+                     ecm_digits: int | None = None, work_limit: int | None = None, time_limit_ms: int | None = None,
                      depends_on: Iterable[AsyncJob[Any] | str] | None = None) -> AsyncJob[Any]:
-        """Submits a job and returns it once the bridge accepted it (``ValueError`` for an invalid candidate).
-        Arguments as for :meth:`primekit.Client.submit`."""
+        """Submits a job and returns it once the bridge accepted it (``ValueError`` for an invalid candidate or
+        option). Arguments as for :meth:`primekit.Client.submit`."""
         ids = None if depends_on is None else [d if isinstance(d, str) else d.job_id for d in depends_on]
-        return await self._submit(submit_params(n, kind, from_, bound, priority, progress_interval_ms, ids))
+        return await self._submit(submit_params(n, kind, from_, bound, priority, progress_interval_ms, ids, mode=mode,
+                                                ecm_digits=ecm_digits, work_limit=work_limit,
+                                                time_limit_ms=time_limit_ms))
 
     async def resume_from(self, checkpoint: str, *, priority: Priority | None = None,
                           progress_interval_ms: int | None = None,
@@ -344,14 +351,20 @@ class AsyncClient:
         await job._submitted
         return job
 
-    async def is_prime(self, n: int, *, from_: int | None = None, bound: int | None = None) -> bool | None:
+    async def is_prime(self, n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
+                       ecm_digits: int | None = None, work_limit: int | None = None,
+                       time_limit_ms: int | None = None) -> bool | None:
         """Whether ``n`` is prime (None when the bridge could not tell)."""
-        result = await (await self.submit(n, kind="isPrime", from_=from_, bound=bound))
+        result = await (await self.submit(n, kind="isPrime", from_=from_, bound=bound, mode=mode,
+                                          ecm_digits=ecm_digits, work_limit=work_limit, time_limit_ms=time_limit_ms))
         return result["isPrime"]
 
-    async def factor(self, n: int, *, from_: int | None = None, bound: int | None = None) -> FactorResult:
-        """The factorization of ``n``."""
-        return await (await self.submit(n, kind="factor", from_=from_, bound=bound))
+    async def factor(self, n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
+                     ecm_digits: int | None = None, work_limit: int | None = None,
+                     time_limit_ms: int | None = None) -> FactorResult:
+        """The factorization of ``n``; options as for :meth:`primekit.Client.submit`."""
+        return await (await self.submit(n, kind="factor", from_=from_, bound=bound, mode=mode, ecm_digits=ecm_digits,
+                                        work_limit=work_limit, time_limit_ms=time_limit_ms))
 
     async def suspend(self) -> None:
         """Suspends the queue."""

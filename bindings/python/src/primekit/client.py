@@ -13,7 +13,8 @@ from . import _numbers
 from ._connection import Connection, environment_with
 from ._locate import find_executable
 from .errors import BridgeClosedError, PrimeKitError
-from .types import EngineEvent, FactorResult, JobResult, PrimalityResult, Priority, Progress, State, StoppedJob
+from .types import (EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, State,
+                    StoppedJob)
 
 R = TypeVar("R")
 
@@ -22,13 +23,23 @@ CLIENT_INFO = {"name": "primekit-python", "version": __version__}
 
 
 def submit_params(n: int, kind: str, from_: int | None, bound: int | None, priority: Priority | None,
-                  progress_interval_ms: int | None, depends_on: list[str] | None) -> dict[str, Any]:
+                  progress_interval_ms: int | None, depends_on: list[str] | None, *, mode: Mode | None = None,
+                  ecm_digits: int | None = None, work_limit: int | None = None,
+                  time_limit_ms: int | None = None) -> dict[str, Any]:
     """The ``job/submit`` params for a candidate (values are passed on; the bridge checks them)."""
     params: dict[str, Any] = {"kind": kind, "candidate": _numbers.to_decimal(n)}
     if from_ is not None:
         params["from"] = _numbers.to_decimal(from_)
     if bound is not None:
         params["bound"] = _numbers.to_decimal(bound)
+    if mode is not None:
+        params["mode"] = mode
+    if ecm_digits is not None:
+        params["ecmDigits"] = ecm_digits
+    if work_limit is not None:
+        params["workLimit"] = _numbers.to_decimal(work_limit)
+    if time_limit_ms is not None:
+        params["timeLimitMs"] = time_limit_ms
     if priority is not None:
         params["priority"] = priority
     if progress_interval_ms is not None:
@@ -296,30 +307,43 @@ class Client:
     @overload
     def submit(self, n: int, *, kind: Literal["factor"] = ..., from_: int | None = ..., bound: int | None = ...,
                priority: Priority | None = ..., progress_interval_ms: int | None = ...,
+               mode: Mode | None = ..., ecm_digits: int | None = ..., work_limit: int | None = ...,
+               time_limit_ms: int | None = ...,
                depends_on: Iterable[Job[Any] | str] | None = ...) -> Job[FactorResult]: ...
 
     @overload
     def submit(self, n: int, *, kind: Literal["isPrime"], from_: int | None = ..., bound: int | None = ...,
                priority: Priority | None = ..., progress_interval_ms: int | None = ...,
+               mode: Mode | None = ..., ecm_digits: int | None = ..., work_limit: int | None = ...,
+               time_limit_ms: int | None = ...,
                depends_on: Iterable[Job[Any] | str] | None = ...) -> Job[PrimalityResult]: ...
 
     def submit(self, n: int, *, kind: Literal["factor", "isPrime"] = "factor", from_: int | None = None,
                bound: int | None = None, priority: Priority | None = None, progress_interval_ms: int | None = None,
-               depends_on: Iterable[Job[Any] | str] | None = None) -> Job[Any]:
+               mode: Mode | None = None, ecm_digits: int | None = None, work_limit: int | None = None,
+               time_limit_ms: int | None = None, depends_on: Iterable[Job[Any] | str] | None = None) -> Job[Any]:
         """Submits a job and returns at once (the request is written; the answer is read in the background).
 
         Args:
             n: the candidate (at least 2).
             kind: ``"factor"`` or ``"isPrime"``.
-            from_: the first trial divisor.
-            bound: the last trial divisor (default: √n, capped at 2^32).
+            from_: the first trial divisor (a trial-division job).
+            bound: the last trial divisor (a trial-division job; default: √n, capped at 2^32).
+            mode: ``"complete"`` (every prime factor; the default) or ``"trial"`` (trial division to the default
+                bound, as ``from_``/``bound`` give).
+            ecm_digits: effort limit: search for factors of up to this many digits (1-70), then stop.
+            work_limit: effort limit: at most this many work units (at least 1).
+            time_limit_ms: effort limit: at most this much running time, in milliseconds (at least 1).
             priority: ``"veryLow"`` … ``"veryHigh"`` or 0-4.
             progress_interval_ms: how often ``job/progress`` reports come (default 250 ms).
             depends_on: jobs (or job ids) that must succeed before this one starts.
 
-        A refused submission (an invalid candidate: ``ValueError``) is raised by ``result()`` and ``job_id``.
+        A job an effort limit stops succeeds with a partial answer: the composite ``parts`` left, with what was
+        tried on each. A refused submission (an invalid candidate or option: ``ValueError``) is raised by
+        ``result()`` and ``job_id``.
         """
-        params = submit_params(n, kind, from_, bound, priority, progress_interval_ms, _ids(depends_on))
+        params = submit_params(n, kind, from_, bound, priority, progress_interval_ms, _ids(depends_on), mode=mode,
+                               ecm_digits=ecm_digits, work_limit=work_limit, time_limit_ms=time_limit_ms)
         return self._submit(params)
 
     def resume_from(self, checkpoint: str, *, priority: Priority | None = None,
@@ -334,13 +358,19 @@ class Client:
         self._connection.send("job/submit", params, job._on_submitted, job._on_submit_failed)
         return job
 
-    def is_prime(self, n: int, *, from_: int | None = None, bound: int | None = None) -> bool | None:
+    def is_prime(self, n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
+                 ecm_digits: int | None = None, work_limit: int | None = None,
+                 time_limit_ms: int | None = None) -> bool | None:
         """Whether ``n`` is prime (None when the bridge could not tell, e.g. above a ``bound``)."""
-        return self.submit(n, kind="isPrime", from_=from_, bound=bound).result()["isPrime"]
+        return self.submit(n, kind="isPrime", from_=from_, bound=bound, mode=mode, ecm_digits=ecm_digits,
+                           work_limit=work_limit, time_limit_ms=time_limit_ms).result()["isPrime"]
 
-    def factor(self, n: int, *, from_: int | None = None, bound: int | None = None) -> FactorResult:
-        """The factorization of ``n`` (see :class:`~primekit.types.FactorResult`)."""
-        return self.submit(n, kind="factor", from_=from_, bound=bound).result()
+    def factor(self, n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
+               ecm_digits: int | None = None, work_limit: int | None = None,
+               time_limit_ms: int | None = None) -> FactorResult:
+        """The factorization of ``n`` (see :class:`~primekit.types.FactorResult`); options as for :meth:`submit`."""
+        return self.submit(n, kind="factor", from_=from_, bound=bound, mode=mode, ecm_digits=ecm_digits,
+                           work_limit=work_limit, time_limit_ms=time_limit_ms).result()
 
     def suspend(self) -> None:
         """Suspends the queue: running jobs stop at their next slice, nothing new starts."""

@@ -1,12 +1,16 @@
-"""PrimeKit on Dask distributed: one trial division split over many machines, and huge batches of candidates.
+"""PrimeKit on Dask distributed: complete answers on a worker, one trial division split over many machines, and huge
+batches of candidates.
 
 Every Dask worker process runs its own ``primekit serve`` (started the first time a task needs it, then reused);
 the tasks talk to it through :class:`primekit.Client`. Install with ``pip install 'primekit[dask]'``.
 
-- :func:`factor` / :func:`submit`: the divisor range ``[from, bound]`` of one candidate is cut into chunks, one
-  Dask task each; the factors they find are merged into a :class:`~primekit.types.FactorResult` equal to a local
-  ``Client().factor(...)``. :class:`DistributedJob` pauses, resumes and cancels the whole job; a chunk whose
-  worker died starts again elsewhere from its last checkpoint.
+- :func:`factor` without a range: a complete answer (every prime factor, or the parts an effort limit left), one
+  job on a worker's bridge.
+- :func:`factor` with a range, and :func:`submit`: the divisor range ``[from, bound]`` of one candidate is cut
+  into chunks, one Dask task each; the factors they find are merged into a
+  :class:`~primekit.types.FactorResult` equal to a local ``Client().factor(...)`` (trial division).
+  :class:`DistributedJob` pauses, resumes and cancels the whole job; a chunk whose worker died starts again
+  elsewhere from its last checkpoint.
 - :func:`map_candidates`: a generator of the results of a long (or endless) stream of candidates, in order,
   computed in blocks with a bounded number of blocks in flight.
 - :func:`resume`: goes on from the checkpoint document of :meth:`DistributedJob.pause`, in any process.
@@ -37,7 +41,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from . import _numbers
 from .client import Client as BridgeClient
-from .types import FactorResult, JobResult, PrimeFactor
+from .types import FactorResult, JobResult, Mode, PrimeFactor
 
 __all__ = ["CHECKPOINT_FORMAT", "DistributedJob", "factor", "map_candidates", "resume", "submit", "worker_bridge"]
 
@@ -183,6 +187,14 @@ def _classify(candidate: str, executable: str | None, serve_args: Sequence[str])
     the number (a BPSW test: ``probable-prime``, ``composite``, ``unknown``; proven and listed below 2^64)."""
     bridge = worker_bridge(executable, serve_args)
     job = bridge._submit({"kind": "factor", "candidate": candidate, "from": "2", "bound": "2"})
+    return cast(FactorResult, job.result())
+
+
+def _run_complete(candidate: str, effort: dict[str, Any], executable: str | None,
+                  serve_args: Sequence[str]) -> FactorResult:
+    """A complete factor job (with its effort limits) on the worker's bridge: :func:`factor` without a range."""
+    bridge = worker_bridge(executable, serve_args)
+    job = bridge._submit({"kind": "factor", "candidate": candidate, "mode": "complete", **effort})
     return cast(FactorResult, job.result())
 
 
@@ -531,7 +543,8 @@ class DistributedJob:
             for f in classified["factors"]:  # a prime below 2^64 (BPSW is deterministic there): proven
                 found[f["prime"]] = found.get(f["prime"], 0) + f["exponent"]
             cofactor, status = classified["cofactor"], classified["cofactorStatus"]
-        factors: list[PrimeFactor] = [{"prime": p, "exponent": e} for p, e in sorted(found.items())]
+        factors: list[PrimeFactor] = [{"prime": p, "exponent": e, "certainty": "proven"}
+                                      for p, e in sorted(found.items())]
         if factors and (len(factors) > 1 or factors[0]["prime"] != self.candidate):
             is_prime: bool | None = False
         elif factors:
@@ -540,7 +553,7 @@ class DistributedJob:
             is_prime = {"probable-prime": True, "composite": False}.get(status)
         return {"candidate": self.candidate, "factors": factors, "cofactor": cofactor, "cofactorStatus": status,
                 "complete": status in ("one", "probable-prime"), "isPrime": is_prime,
-                "certainty": "probable" if status == "probable-prime" else "proven"}
+                "certainty": "probable" if status == "probable-prime" else "proven", "mode": "trial", "parts": []}
 
     # MARK: Ending
 
@@ -686,12 +699,42 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
                           checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args)
 
 
-def factor(n: int, *, from_: int | None = None, bound: int | None = None, chunks: int | None = None,
-           chunk_size: int | None = None, client: distributed.Client | None = None,
+def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
+           ecm_digits: int | None = None, work_limit: int | None = None, time_limit_ms: int | None = None,
+           chunks: int | None = None, chunk_size: int | None = None, client: distributed.Client | None = None,
            on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
            executable: str | None = None, serve_args: Sequence[str] = ()) -> FactorResult:
-    """``submit(...).result()``: the factorization of ``n`` computed on the Dask cluster, equal to a local
-    ``Client().factor(n, from_=..., bound=...)``."""
+    """The factorization of ``n`` computed on the Dask cluster, equal to a local ``Client().factor(n, ...)`` with
+    the same arguments.
+
+    Without ``from_`` and ``bound`` (and unless ``mode="trial"``) the answer is complete, as the bridge gives it:
+    one Dask task runs a complete job, with the effort limits ``ecm_digits``, ``work_limit``, ``time_limit_ms``,
+    on a worker's bridge (a task whose worker dies starts again from the beginning elsewhere; ``chunks``,
+    ``chunk_size`` and ``checkpoint_interval`` do not apply; ``on_progress`` is called once, with 1.0, at the end).
+    With a range, or ``mode="trial"``, it is ``submit(...).result()``: trial division cut into chunks (the effort
+    limits do not apply there: ``ValueError``).
+    """
+    if from_ is None and bound is None and mode != "trial":
+        if mode is not None and mode != "complete":
+            raise ValueError(f"mode must be \"complete\" or \"trial\", got {mode!r}")
+        if not isinstance(n, int) or n < 2:
+            raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
+        effort: dict[str, Any] = {}
+        if ecm_digits is not None:
+            effort["ecmDigits"] = ecm_digits
+        if work_limit is not None:
+            effort["workLimit"] = _numbers.to_decimal(work_limit)
+        if time_limit_ms is not None:
+            effort["timeLimitMs"] = time_limit_ms
+        task = _default_client(client).submit(_run_complete, _numbers.to_decimal(n), effort, executable,
+                                              list(serve_args), pure=False, retries=2)
+        result = cast(FactorResult, task.result())
+        if on_progress is not None:
+            on_progress(1.0)
+        return result
+    if ecm_digits is not None or work_limit is not None or time_limit_ms is not None:
+        raise ValueError("the effort limits (ecm_digits, work_limit, time_limit_ms) apply to complete answers only, "
+                         "not to trial division (from_, bound or mode=\"trial\")")
     return submit(n, from_=from_, bound=bound, chunks=chunks, chunk_size=chunk_size, client=client,
                   on_progress=on_progress, checkpoint_interval=checkpoint_interval, executable=executable,
                   serve_args=serve_args).result()

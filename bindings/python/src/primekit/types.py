@@ -1,7 +1,9 @@
 """The shapes of results, progress and events, as Python sees them.
 
 They are the wire shapes of the bridge protocol (the same member names) with one change: every member that holds
-a number as a decimal string on the wire (candidate, prime, cofactor, divisors, next, tested) is a Python ``int``.
+a number as a decimal string on the wire (candidate, prime, cofactor, divisors, next, tested, and a part's value,
+trialFrom, trialBound, work, b1, b2) is a Python ``int``. Members marked ``NotRequired`` came with protocol minor 1
+(a server that answers ``initialize`` without ``protocolMinor`` leaves them out).
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ Kind: TypeAlias = Literal["factor", "isPrime"]
 #: A job's state on the wire.
 State: TypeAlias = Literal["pending", "queued", "running", "paused", "succeeded", "failed", "cancelled"]
 
+#: How a job searches: every prime factor (``"complete"``, the default), or trial division only (``"trial"``).
+Mode: TypeAlias = Literal["complete", "trial"]
+
+#: ``"proven"``, or ``"probable"`` for a BPSW probable prime.
+Certainty: TypeAlias = Literal["proven", "probable"]
+
+#: The stage a job is in (``Progress.stage``).
+Stage: TypeAlias = Literal["trial", "power", "prime", "split", "ecm", "qs", "done"]
+
 #: A priority by name, or 0 (veryLow) to 4 (veryHigh).
 Priority: TypeAlias = Literal["veryLow", "low", "normal", "high", "veryHigh", 0, 1, 2, 3, 4]
 
@@ -23,14 +34,34 @@ class PrimeFactor(TypedDict):
 
     prime: int
     exponent: int
+    certainty: NotRequired[Certainty]
+
+
+class CompositePart(TypedDict):
+    """A composite part a complete job left unsplit because an effort limit stopped it, with what was tried on it:
+    the trial-division range, the work units spent, the ECM curves run with their bounds and the factor size
+    (``ecmDigits``) they searched for, and the last method tried (``"split"``, ``"ecm"``, ``"qs"`` or ``"none"``)."""
+
+    value: int
+    exponent: int
+    trialFrom: int
+    trialBound: int
+    work: int
+    curves: int
+    b1: int
+    b2: int
+    ecmDigits: int
+    method: Literal["split", "ecm", "qs", "none"]
 
 
 class FactorResult(TypedDict):
     """The result of a ``factor`` job.
 
-    ``factors`` are proven primes, ascending. ``cofactor`` is what is left above the bound (1 when nothing is);
-    ``cofactorStatus`` says what is known about it. ``complete`` is true when every prime factor is known;
-    ``isPrime`` is None when nothing was found and the remainder could not be classified.
+    ``factors`` are primes, ascending, each ``proven`` or ``probable`` (``certainty``). ``cofactor`` is what is
+    left (1 when nothing is): above the bound for a trial-division job (``mode == "trial"``), the product of the
+    ``parts`` (each to its exponent) for a complete job an effort limit stopped. ``cofactorStatus`` says what is
+    known about it. ``complete`` is true when every prime factor is known; ``isPrime`` is None when nothing was
+    found and the remainder could not be classified.
     """
 
     candidate: int
@@ -39,7 +70,9 @@ class FactorResult(TypedDict):
     cofactorStatus: Literal["one", "probable-prime", "composite", "unknown"]
     complete: bool
     isPrime: bool | None
-    certainty: Literal["proven", "probable"]
+    certainty: Certainty
+    mode: NotRequired[Mode]
+    parts: NotRequired[list[CompositePart]]
 
 
 class PrimalityResult(TypedDict):
@@ -64,7 +97,9 @@ JobResult: TypeAlias = FactorResult | PrimalityResult
 
 
 class Progress(TypedDict):
-    """A ``job/progress`` notification: ``seq`` increases strictly per job, ``progress`` is 0-100."""
+    """A ``job/progress`` notification: ``seq`` increases strictly per job, ``progress`` is 0-100; ``stage`` is
+    what the job does now, ``stageFraction`` (0-1) how far it is in that stage of the current part, ``partsLeft``
+    how many composite parts are still to split."""
 
     jobId: str
     seq: int
@@ -73,6 +108,9 @@ class Progress(TypedDict):
     next: int
     tested: int
     factors: list[int]
+    stage: NotRequired[Stage]
+    stageFraction: NotRequired[float]
+    partsLeft: NotRequired[int]
 
 
 class EngineEvent(TypedDict):
