@@ -287,6 +287,11 @@ struct BatchTests {
         #expect(run.stdoutLines.count == 3 && run.stdoutLines[0] == "35: 5 7" && run.stdoutLines[2] == "12: 2 2 3")
         #expect(run.stdoutLines[1].hasPrefix(
             "\(big): [cofactor \(big): composite, not split within the time limit (--time-limit 0.25); tried: trial division to "))
+        // In JSON: not complete, the part left with what was tried on it.
+        let json = try Tool.run(["factor", "--json", "--time-limit", "0.25", big])
+        #expect(json.status == 0)
+        #expect(json.stdout.contains(#""complete":false"#) && json.stdout.contains(#""mode":"complete""#))
+        #expect(json.stdout.contains(#""parts":[{"value":"\#(big)","exponent":1,"trialFrom":"#))
         for bad in ["0", "-1", "abc", "1e3", "0.0001"] {
             #expect(try Tool.run(["factor", "--time-limit", bad, "6"]).status == 2, "\(bad)")
         }
