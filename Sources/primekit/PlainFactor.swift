@@ -184,7 +184,11 @@ enum PlainFactor {
         private func answerPiece(_ range: Range<Int>, writer out: UnsafeMutablePointer<ByteWriter>,
                                  values: inout [UInt128], spans: inout [(start: Int, end: Int)]) -> Stop? {
             let text = self.text!
-            out.pointee.reset()
+            // Written through a local copy: the writers lie side by side, and two threads writing into one cache
+            // line would take turns owning it.
+            var writer = out.pointee
+            writer.reset()
+            defer { out.pointee = writer }
             var position = range.lowerBound
             let end = range.upperBound
             while true {
@@ -214,7 +218,7 @@ enum PlainFactor {
                             let span = spans[index]
                             BatchChunk.appendLine(UnsafeBufferPointer(start: text + span.start,
                                                                       count: span.end - span.start),
-                                                  factors, exponents: exponents, to: &out.pointee)
+                                                  factors, exponents: exponents, to: &writer)
                         }
                     } catch {
                         // Every value was checked to be at least 2 when it was read; this cannot happen.
