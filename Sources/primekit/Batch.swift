@@ -128,11 +128,13 @@ final class BatchChunk: @unchecked Sendable {
     static func result(_ text: String, _ factors: WordFactorization.Factors) -> FactorResult {
         var list: [PrimeFactor] = []
         for index in 0..<factors.count {
-            list.append(PrimeFactor(prime: String(factors.primes[index]), exponent: Int(factors.exponents[index])))
+            list.append(PrimeFactor(prime: String(factors.primes[index]), exponent: Int(factors.exponents[index]),
+                                    certainty: factors.probable[index] ? .probable : .proven))
         }
         let isPrime = factors.count == 1 && factors.exponents[0] == 1
         return FactorResult(candidate: text, factors: list, cofactor: "1", cofactorStatus: .one, complete: true,
-                            isPrime: isPrime, certainty: factors.probable.contains(true) ? .probable : .proven)
+                            isPrime: isPrime, certainty: factors.probable.contains(true) ? .probable : .proven,
+                            parts: [], mode: .complete)
     }
 
     /// The value of a canonical decimal number with 2 <= n < 2^128, else nil (such tokens take the other path).
@@ -271,18 +273,51 @@ struct ByteWriter {
     mutating func decimal(_ value: UInt64) {
         var length = 1
         var probe = value
-        while probe >= 10 {
-            probe /= 10
-            length += 1
+        while probe >= 100 {
+            probe /= 100
+            length += 2
         }
+        if probe >= 10 { length += 1 }
+        // Two digits at a time, from a table of "00" to "99".
+        let pairs = Self.digitPairs.utf8Start
         var rest = value
-        var position = count + length - 1
-        while position >= count {
-            base[position] = UInt8(truncatingIfNeeded: rest % 10) &+ 0x30
-            rest /= 10
-            position -= 1
+        var position = count + length
+        while rest >= 100 {
+            let pair = Int(truncatingIfNeeded: rest % 100) &* 2
+            rest /= 100
+            position -= 2
+            base[position] = pairs[pair]
+            base[position + 1] = pairs[pair + 1]
+        }
+        if rest >= 10 {
+            let pair = Int(truncatingIfNeeded: rest) &* 2
+            base[position - 2] = pairs[pair]
+            base[position - 1] = pairs[pair + 1]
+        } else {
+            base[position - 1] = UInt8(truncatingIfNeeded: rest) &+ 0x30
         }
         count += length
+    }
+
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+
+    /// Forgets what was written, keeping the room.
+    mutating func reset() {
+        count = 0
+    }
+
+    /// Writes what was written to `descriptor` (see ``writeAll(_:_:)``).
+    func write(to descriptor: Int32) {
+        _ = writeAll(descriptor, UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// Frees the buffer; the writer must not be used afterwards.
+    func deallocate() {
+        base.deallocate()
     }
 
     /// The bytes written; the writer must not be used afterwards.

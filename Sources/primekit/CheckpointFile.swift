@@ -49,6 +49,7 @@ struct CheckpointFile: Sendable {
         text += "from \(settings.from ?? "-")\n"
         text += "bound \(settings.bound ?? "-")\n"
         if let ecmDigits = settings.ecmDigits { text += "ecm-digits \(ecmDigits)\n" }
+        if let timeLimit = settings.timeLimit { text += "time-limit \(timeLimit)\n" }
         text += "failed \(failed ? 1 : 0)\n"
         text += "items \(items.count)\n"
         var bytes = Array(text.utf8)
@@ -126,6 +127,11 @@ struct CheckpointFile: Sendable {
                 throw bad("bad \"ecm-digits\" line")
             }
             settings.ecmDigits = digits
+        }
+        if bytes[position..<end].starts(with: Array("time-limit ".utf8)) {
+            let text = try field("time-limit")
+            guard RunSettings.timeLimit(parsing: text) != nil else { throw bad("bad \"time-limit\" line") }
+            settings.timeLimit = text
         }
         failed = try flag("failed")
         let countText = try field("items")

@@ -39,6 +39,14 @@ struct Primekit: AsyncParsableCommand {
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        // `factor` reading numbers from standard input, with no option but --exponents, starts nothing it does
+        // not need: no argument parser, no engine, no tasks (PlainFactor.swift).
+        if arguments == ["factor"] || arguments == ["factor", "--exponents"] {
+            switch PlainFactor.run(exponents: arguments.count == 2) {
+            case .finished(let status): Foundation.exit(status)
+            case .handOver(let prefix): Factor.standardInputPrefix = prefix
+            }
+        }
         // The argument parser takes time growing with the square of the argument count; `factor`'s trailing
         // numbers are taken off before it runs and handed to the command directly.
         if arguments.first == "factor" {
@@ -89,7 +97,9 @@ struct Factor: AsyncParsableCommand {
             as coreutils factor prints it. A prime above 2^64 passes BPSW but is not proven; it is named again at \
             the end: `N: p q [q: probable prime]`. With --ecm-digits, a part of a number of 2^128 or more left \
             unsplit at that ECM level ends the line as `[cofactor C: composite, no factor found by ECM to about D \
-            digits (--ecm-digits)]`.
+            digits (--ecm-digits)]`; with --time-limit S, a part still unsplit after S seconds of running time ends it \
+            as `[cofactor C: composite, not split within the time limit (--time-limit S); tried: …]`, saying what \
+            was tried on it (trial division to B, the ECM curves and their B1 and B2).
 
             With --bound or --from, factor is trial division over that range only; when it stops before the \
             number is fully factored, the line ends with the part left over and what is known about it:
@@ -123,6 +133,11 @@ struct Factor: AsyncParsableCommand {
         valueName: "D"))
     var ecmDigits: Int?
 
+    @Option(name: .customLong("time-limit"), help: ArgumentHelp(
+        "Time limit per number of 2^128 and more: after this much running time, stop and print the primes found and the parts left, with what was tried on them (seconds, e.g. 2 or 0.5; default: no limit).",
+        valueName: "seconds"))
+    var timeLimit: String?
+
     @Option(name: .long, help: ArgumentHelp("Continue the run saved in a checkpoint file (same as primekit resume FILE).",
                                             valueName: "file"))
     var resume: String?
@@ -143,7 +158,7 @@ struct Factor: AsyncParsableCommand {
               arguments[start - 1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             start -= 1
         }
-        let takesValue: Set<String> = ["--bound", "--from", "--checkpoint", "--resume", "--ecm-digits"]
+        let takesValue: Set<String> = ["--bound", "--from", "--checkpoint", "--resume", "--ecm-digits", "--time-limit"]
         if start > 1, start < arguments.count, takesValue.contains(arguments[start - 1]) { start += 1 }
         return (Array(arguments[..<start]), Array(arguments[start...]))
     }
@@ -159,6 +174,14 @@ struct Factor: AsyncParsableCommand {
                 throw ValidationError("--ecm-digits applies to complete factorization, not to --from/--bound")
             }
         }
+        if let timeLimit {
+            guard RunSettings.timeLimit(parsing: timeLimit) != nil else {
+                throw ValidationError("--time-limit must be a number of seconds from 0.001 to 31536000")
+            }
+            if range.from != nil || range.bound != nil {
+                throw ValidationError("--time-limit applies to complete factorization, not to --from/--bound")
+            }
+        }
     }
 
     func run() async throws {
@@ -169,10 +192,14 @@ struct Factor: AsyncParsableCommand {
         settings.from = range.from
         settings.bound = range.bound
         settings.ecmDigits = ecmDigits
+        settings.timeLimit = timeLimit
         let all = NegativeNumbers.values(numbers) + Self.trailingNumbers
         let items = numbers.isEmpty && Self.trailingNumbers.isEmpty ? nil : all.map(WorkItem.number)
-        try finish(await Runner(settings: settings, options: run, items: items).run())
+        try finish(await Runner(settings: settings, options: run, items: items, prefix: Self.standardInputPrefix).run())
     }
+
+    /// Standard input the plain path (PlainFactor) read before handing the run over.
+    nonisolated(unsafe) static var standardInputPrefix: StandardInputPrefix?
 }
 
 struct IsPrime: AsyncParsableCommand {
@@ -241,17 +268,45 @@ struct Resume: AsyncParsableCommand {
             its answers in the format it was started with. Interrupting it again writes a new checkpoint (by \
             default over the same file).
 
-            Example:
+            With --check, the files are only validated, as resuming would validate them, and nothing runs: the \
+            exit status is 0 when every file is usable; otherwise each refused file gets one line on standard \
+            error and the exit status is 2.
+
+            Examples:
               primekit resume primekit-12345.checkpoint
+              primekit resume --check *.checkpoint
             """)
 
     @OptionGroup var run: RunOptions
 
-    @Argument(help: ArgumentHelp("The checkpoint file.", valueName: "file"))
-    var file: String
+    @Flag(help: "Only validate the files (several may be given); run nothing.")
+    var check = false
+
+    @Argument(help: ArgumentHelp("The checkpoint file (with --check, files).", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        if !check, files.count != 1 {
+            throw ValidationError(files.isEmpty ? "Missing expected argument '<file>'"
+                                                : "resume takes one checkpoint file (--check takes several)")
+        }
+    }
 
     func run() async throws {
-        try await Self.continueRun(from: NegativeNumbers.plain(file), options: run)
+        let paths = files.map(NegativeNumbers.plain)
+        if check {
+            var refused = false
+            for path in paths {
+                do {
+                    _ = try CheckpointFile.read(path: path)
+                } catch {
+                    reportError(error.message)
+                    refused = true
+                }
+            }
+            return try finish(refused ? ExitStatus.usage : ExitStatus.ok)
+        }
+        try await Self.continueRun(from: paths[0], options: run)
     }
 
     static func continueRun(from path: String, options: RunOptions) async throws {

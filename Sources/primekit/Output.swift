@@ -34,11 +34,15 @@ final class OutputStream: @unchecked Sendable {
 /// Writes all of `bytes` to `descriptor`, going on after short writes and EINTR.
 /// - Returns: 0, or the `errno` of the write that failed.
 func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Int32 {
+    bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+}
+
+/// Writes all of `bytes` to `descriptor`, going on after short writes and EINTR.
+/// - Returns: 0, or the `errno` of the write that failed.
+func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
     var offset = 0
     while offset < bytes.count {
-        let result = bytes.withUnsafeBytes { raw in
-            Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-        }
+        let result = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
         if result < 0 {
             if errno == EINTR { continue }
             return errno
@@ -79,8 +83,10 @@ enum AnswerFormat {
     /// - Parameters:
     ///   - complete: The answer is a complete factorization's (no divisor range given): its probable primes are
     ///     named at the end (`[p: probable prime]`), and a composite cofactor is a part an effort limit left.
-    ///   - ecmDigits: The effort limit the run gave, if any.
-    static func text(_ result: FactorResult, exponents: Bool, complete: Bool = false, ecmDigits: Int? = nil) -> String {
+    ///   - ecmDigits: The ECM effort limit the run gave, if any.
+    ///   - timeLimit: The time limit per number the run gave (`--time-limit` as written), if any.
+    static func text(_ result: FactorResult, exponents: Bool, complete: Bool = false, ecmDigits: Int? = nil,
+                     timeLimit: String? = nil) -> String {
         var line = result.candidate + ":"
         for factor in result.factors {
             if exponents {
@@ -100,9 +106,14 @@ enum AnswerFormat {
         case .one:
             break
         case .composite where complete:
-            let tried = ecmDigits.map { "no factor found by ECM to about \($0) digits (--ecm-digits)" }
-                ?? "not split"
-            line += " [cofactor \(result.cofactor): composite, \(tried)]"
+            let why = switch (ecmDigits, timeLimit) {
+            case let (digits?, nil): "no factor found by ECM to about \(digits) digits (--ecm-digits)"
+            case let (nil, seconds?): "not split within the time limit (--time-limit \(seconds))"
+            case let (digits?, seconds?):
+                "not split within the effort limits (--ecm-digits \(digits), --time-limit \(seconds))"
+            case (nil, nil): "not split"
+            }
+            line += " [cofactor \(result.cofactor): composite, \(why)\(tried(result.parts))]"
         case .probablePrime:
             line += " [cofactor \(result.cofactor): probable prime]"
         case .composite:
@@ -111,6 +122,24 @@ enum AnswerFormat {
             line += " [cofactor \(result.cofactor): not classified, too long for a primality test]"
         }
         return line + "\n"
+    }
+
+    /// What was tried on the parts an effort limit left: `; tried: trial division to B, C ECM curves (B1 = …)`,
+    /// each part named when there are several.
+    static func tried(_ parts: [CompositePart]) -> String {
+        guard !parts.isEmpty else { return "" }
+        let each = parts.map { part in
+            var steps = ["trial division to \(part.trialBound)"]
+            if part.curves > 0 {
+                steps.append("\(part.curves) ECM curve\(part.curves == 1 ? "" : "s") (last B1 = \(part.b1), B2 = \(part.b2)"
+                             + (part.ecmDigits > 0 ? ", about \(part.ecmDigits) digits)" : ")"))
+            } else if part.method == "qs" {
+                steps.append("the quadratic sieve, unfinished")
+            }
+            let name = parts.count > 1 ? part.value + (part.exponent > 1 ? "^\(part.exponent)" : "") + ": " : ""
+            return name + steps.joined(separator: ", ")
+        }
+        return "; tried: " + each.joined(separator: "; ")
     }
 
     /// `N: prime`, `N: probable prime`, `N: not prime; divisors: 1 … N`, `N: unknown …`.

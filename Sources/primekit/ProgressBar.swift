@@ -102,21 +102,36 @@ final class ProgressBar: @unchecked Sendable {
                 eta = (100 - progress.percent) * seconds(now - firstAt) / (progress.percent - first)
             }
             state.tracked = tracked
+            // Past trial division, a complete job shows its stage (ECM, the quadratic sieve, ...) instead.
+            let stage = progress.stage == "trial" ? nil
+                : (name: progress.stage, fraction: progress.stageFraction, partsLeft: progress.partsLeft)
             if terminal {
-                let line = Self.line(tracked.label, progress.percent, tracked.rate, eta, width: Self.columns())
+                let line = Self.line(tracked.label, progress.percent, tracked.rate, eta, width: Self.columns(),
+                                     stage: stage)
                 emit("\r" + line + "\u{1B}[K")
                 state.visible = true
             } else if state.lastLineAt.map({ now - $0 >= .seconds(1) }) ?? true {
-                emit("primekit: progress " + Self.line(tracked.label, progress.percent, tracked.rate, eta, width: nil)
-                     + "\n")
+                emit("primekit: progress " + Self.line(tracked.label, progress.percent, tracked.rate, eta, width: nil,
+                                                       stage: stage) + "\n")
                 state.lastLineAt = now
             }
         }
     }
 
-    /// `600851475143 [#########-----------]  45.2%  ETA 0:07  12.3 M div/s`
-    static func line(_ label: String, _ percent: Double, _ rate: Double?, _ eta: Double?, width: Int?) -> String {
+    /// `600851475143 [#########-----------]  45.2%  ETA 0:07  12.3 M div/s`; past trial division, the stage and
+    /// how far it is: `1234…(45 digits) ecm [####----------------]  21.0% of stage  1 part left`.
+    static func line(_ label: String, _ percent: Double, _ rate: Double?, _ eta: Double?, width: Int?,
+                     stage: (name: String, fraction: Double, partsLeft: Int)? = nil) -> String {
         let cells = 20
+        if let stage {
+            let filled = min(cells, max(0, Int(stage.fraction * Double(cells))))
+            let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
+            let percentText = String(format: "%5.1f%%", min(100, max(0, stage.fraction * 100)))
+            var text = "\(label) \(stage.name) \(bar) \(percentText) of stage"
+            if stage.partsLeft > 0 { text += "  \(stage.partsLeft) part\(stage.partsLeft == 1 ? "" : "s") left" }
+            if let width, text.count >= width { text = String(text.prefix(max(0, width - 1))) }
+            return text
+        }
         let filled = min(cells, max(0, Int(percent / 100 * Double(cells))))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
         let rateText = (rate.map(formatRate) ?? "–") + " div/s"

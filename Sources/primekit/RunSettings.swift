@@ -43,6 +43,20 @@ struct RunSettings: Sendable {
     var bound: String?
     /// `factor`'s effort limit for numbers factored completely (ECM level in digits), if any.
     var ecmDigits: Int?
+    /// `factor`'s time limit per number factored completely, as written (`--time-limit`, seconds), if any.
+    var timeLimit: String?
+
+    /// The time limit as a duration.
+    var timeLimitDuration: Duration? {
+        timeLimit.flatMap(Self.timeLimit(parsing:))
+    }
+
+    /// Seconds written as a decimal number (`2`, `0.5`), at least a millisecond and at most a year; else nil.
+    static func timeLimit(parsing text: String) -> Duration? {
+        guard let seconds = Double(text), seconds.isFinite, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }),
+              seconds >= 0.001, seconds <= 31_536_000 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
 }
 
 /// How the progress bar is shown.

@@ -57,8 +57,9 @@ final class Runner {
     ///   - items: The work, in order; nil reads numbers from standard input.
     ///   - failed: Whether an earlier part of this run already failed (from a checkpoint).
     ///   - resumedFrom: The checkpoint file being resumed: the default place for a new checkpoint.
+    ///   - prefix: Standard input already read (when `items` is nil).
     init(settings: RunSettings, options: RunOptions, items: [WorkItem]?, failed: Bool = false,
-         resumedFrom: String? = nil)
+         resumedFrom: String? = nil, prefix: StandardInputPrefix? = nil)
     {
         self.settings = settings
         self.options = options
@@ -73,7 +74,7 @@ final class Runner {
             pending = items
             sink.yield(.inputEnded(nil))
         } else {
-            let stdin = StandardInput(batching: pool != nil)
+            let stdin = StandardInput(batching: pool != nil, prefix: prefix)
             self.stdin = stdin
             stdin.start(deliver: { [sink] tokens in sink.yield(.input(tokens)) },
                         finish: { [sink] error in sink.yield(.inputEnded(error)) })
@@ -192,6 +193,7 @@ final class Runner {
             // Without a divisor range a number is factored completely; with one, by trial division over it.
             settings.from == nil && settings.bound == nil
                 ? .factor(candidate).complete(ecmDigits: settings.ecmDigits)
+                    .effort(timeLimit: settings.timeLimitDuration)
                 : .factor(candidate, from: settings.from, bound: settings.bound)
         case .isPrime: .isPrime(candidate, from: settings.from, bound: settings.bound)
         }
@@ -284,7 +286,8 @@ final class Runner {
                                        : Array(AnswerFormat.text(factorization, exponents: settings.exponents,
                                                              complete: settings.command == .factor
                                                                  && settings.from == nil && settings.bound == nil,
-                                                             ecmDigits: settings.ecmDigits).utf8))
+                                                             ecmDigits: settings.ecmDigits,
+                                                             timeLimit: settings.timeLimit).utf8))
         case .primality(let primality):
             answers.append(primality.isPrime)
             output.write(settings.json ? AnswerFormat.json(primality) : Array(AnswerFormat.text(primality).utf8))
@@ -339,6 +342,20 @@ final class Runner {
             reportError("interrupted")
             return ExitStatus.interrupted
         }
+        return Self.saveCheckpoint(items, settings: settings, failed: failed, path: checkpointPath,
+                                   chosen: checkpointChosen, signals: signals, fromStandardInput: stdin != nil)
+    }
+
+    /// Writes the checkpoint of an interrupted run and says so on standard error.
+    /// - Parameters:
+    ///   - items: What is left, in order (not empty).
+    ///   - path: Where to write it; unless `chosen`, the temporary directory is tried next.
+    ///   - signals: The watcher that removes a half-written file when a second signal comes.
+    ///   - fromStandardInput: The run reads standard input (whose unread numbers are not in the checkpoint).
+    /// - Returns: The exit status, 130.
+    static func saveCheckpoint(_ items: [WorkItem], settings: RunSettings, failed: Bool, path checkpointPath: String,
+                               chosen checkpointChosen: Bool, signals: SignalWatcher, fromStandardInput: Bool) -> Int32
+    {
         let bytes = CheckpointFile(settings: settings, failed: failed, items: items).encoded()
         // The default place is the current directory; when it is not writable, the temporary directory.
         var places = [checkpointPath]
@@ -363,7 +380,7 @@ final class Runner {
             return ExitStatus.interrupted
         }
         reportError("interrupted; checkpoint written to \(checkpointPath)")
-        if stdin != nil {
+        if fromStandardInput {
             reportError("numbers not yet read from standard input are not in the checkpoint")
         }
         reportError("continue with: primekit resume \(Self.shellQuoted(checkpointPath))")

@@ -12,8 +12,11 @@ final class SignalWatcher: @unchecked Sendable {
     private let state = Mutex<(count: Int, temporaryPath: String?)>((0, nil))
 
     /// Starts watching.
-    /// - Parameter onFirst: Called once, on a dispatch queue, for the first SIGINT or SIGTERM.
-    init(onFirst: @escaping @Sendable () -> Void) {
+    /// - Parameters:
+    ///   - received: Signals already received another way (1: the next one ends the process at once).
+    ///   - onFirst: Called once, on a dispatch queue, for the first SIGINT or SIGTERM.
+    init(received: Int = 0, onFirst: @escaping @Sendable () -> Void) {
+        state.withLock { $0.count = received }
         let queue = DispatchQueue(label: "primekit.signals")
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {

@@ -26,10 +26,14 @@ final class StandardInput: @unchecked Sendable {
     private var available = StandardInput.readAhead
     private let keep = CandidateCheck.maxDigits + 1
     private let batching: Bool
+    private let prefix: StandardInputPrefix?
 
-    /// - Parameter batching: Gather numbers below 2^128 into chunks (`factor` without a divisor range).
-    init(batching: Bool = false) {
+    /// - Parameters:
+    ///   - batching: Gather numbers below 2^128 into chunks (`factor` without a divisor range).
+    ///   - prefix: Input already read from the descriptor, taken first.
+    init(batching: Bool = false, prefix: StandardInputPrefix? = nil) {
         self.batching = batching
+        self.prefix = prefix
     }
 
     /// Starts the reader thread.
@@ -116,7 +120,46 @@ final class StandardInput: @unchecked Sendable {
         func isSpace(_ byte: UInt8) -> Bool {
             byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
         }
-        while true {
+        func consume(_ buffer: UnsafeBufferPointer<UInt8>) {
+            let count = buffer.count
+            var position = 0
+            // A token begun in an earlier read continues here.
+            if currentLength > 0 {
+                while position < count, !isSpace(buffer[position]) {
+                    if current.count < keep { current.append(buffer[position]) }
+                    currentLength += 1
+                    position += 1
+                }
+                if position < count { endToken() }
+            }
+            while position < count {
+                while position < count, isSpace(buffer[position]) { position += 1 }
+                let start = position
+                while position < count, !isSpace(buffer[position]) { position += 1 }
+                guard position > start else { break }
+                if position == count {
+                    // It may go on in the next read.
+                    current.append(contentsOf: buffer[start..<min(count, start + keep)])
+                    currentLength = position - start
+                    break
+                }
+                let token = UnsafeBufferPointer(rebasing: buffer[start..<position])
+                if !batched(token) {
+                    let length = position - start
+                    other(String(decoding: UnsafeBufferPointer(rebasing: token.prefix(keep)), as: UTF8.self),
+                          fullLength: length > keep ? length : nil)
+                }
+            }
+            // What was read is answered now (a number typed at a terminal must not wait for more input).
+            closeChunk()
+            flushBatch()
+        }
+        var ended = false
+        if let prefix {
+            prefix.bytes.withUnsafeBufferPointer { consume($0) }
+            ended = prefix.endsInput
+        }
+        while !ended {
             let count = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -127,43 +170,18 @@ final class StandardInput: @unchecked Sendable {
                 return
             }
             if count == 0 { break }
-            chunk.withUnsafeBufferPointer { buffer in
-                var position = 0
-                // A token begun in an earlier read continues here.
-                if currentLength > 0 {
-                    while position < count, !isSpace(buffer[position]) {
-                        if current.count < keep { current.append(buffer[position]) }
-                        currentLength += 1
-                        position += 1
-                    }
-                    if position < count { endToken() }
-                }
-                while position < count {
-                    while position < count, isSpace(buffer[position]) { position += 1 }
-                    let start = position
-                    while position < count, !isSpace(buffer[position]) { position += 1 }
-                    guard position > start else { break }
-                    if position == count {
-                        // It may go on in the next read.
-                        current.append(contentsOf: buffer[start..<min(count, start + keep)])
-                        currentLength = position - start
-                        break
-                    }
-                    let token = UnsafeBufferPointer(rebasing: buffer[start..<position])
-                    if !batched(token) {
-                        let length = position - start
-                        other(String(decoding: UnsafeBufferPointer(rebasing: token.prefix(keep)), as: UTF8.self),
-                              fullLength: length > keep ? length : nil)
-                    }
-                }
-            }
-            // What was read is answered now (a number typed at a terminal must not wait for more input).
-            closeChunk()
-            flushBatch()
+            chunk.withUnsafeBufferPointer { consume(UnsafeBufferPointer(rebasing: $0[..<count])) }
         }
         endToken()
         closeChunk()
         flushBatch()
         finish(nil)
     }
+}
+
+/// Standard input a run has already read (the plain `factor` path hands over at the first number it does not take).
+struct StandardInputPrefix: Sendable {
+    var bytes: [UInt8]
+    /// The end of input was reached: nothing more is read.
+    var endsInput: Bool
 }

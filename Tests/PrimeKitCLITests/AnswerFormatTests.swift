@@ -33,7 +33,7 @@ struct AnswerFormatTests {
             #expect(decoded == (try await Expected.factorization(number)))
         }
         // Key order and big integers as strings, exactly.
-        #expect(run.stdoutLines[1] == #"{"candidate":"18446744073709551617","factors":[{"prime":"274177","exponent":1},{"prime":"67280421310721","exponent":1}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":false,"certainty":"proven"}"#)
+        #expect(run.stdoutLines[1] == #"{"candidate":"18446744073709551617","factors":[{"prime":"274177","exponent":1,"certainty":"proven"},{"prime":"67280421310721","exponent":1,"certainty":"proven"}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":false,"certainty":"proven","mode":"complete","parts":[]}"#)
     }
 
     @Test func unfinishedTrialDivisionStatesTheCofactorAndItsStatus() async throws {

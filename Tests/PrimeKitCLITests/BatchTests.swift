@@ -269,10 +269,44 @@ struct BatchTests {
         let big = Check.product(Check.randomPrime(bits: 100, &random), Check.randomPrime(bits: 100, &random))
         let run = try Tool.run(["factor", "--ecm-digits", "15", "6", big])
         #expect(run.status == 0)
-        #expect(run.stdoutLines == ["6: 2 3",
-                                    "\(big): [cofactor \(big): composite, no factor found by ECM to about 15 digits (--ecm-digits)]"])
+        #expect(run.stdoutLines.count == 2 && run.stdoutLines[0] == "6: 2 3")
+        // What is left, why, and what was tried on it.
+        #expect(run.stdoutLines[1].hasPrefix(
+            "\(big): [cofactor \(big): composite, no factor found by ECM to about 15 digits (--ecm-digits); tried: trial division to "))
+        #expect(run.stdoutLines[1].contains(" ECM curves (last B1 = "))
         #expect(try Tool.run(["factor", "--ecm-digits", "15", "--bound", "100", "6"]).status == 2)
         #expect(try Tool.run(["factor", "--ecm-digits", "0", "6"]).status == 2)
+    }
+
+    @Test func aTimeLimitGivesAnHonestPartialLineAndIsKeptByCheckpoints() throws {
+        var random = SplitMix64(state: 12)
+        // Two 120-bit primes: far beyond a quarter of a second of ECM.
+        let big = Check.product(Check.randomPrime(bits: 120, &random), Check.randomPrime(bits: 120, &random))
+        let run = try Tool.run(["factor", "--time-limit", "0.25", "35", big, "12"])
+        #expect(run.status == 0)
+        #expect(run.stdoutLines.count == 3 && run.stdoutLines[0] == "35: 5 7" && run.stdoutLines[2] == "12: 2 2 3")
+        #expect(run.stdoutLines[1].hasPrefix(
+            "\(big): [cofactor \(big): composite, not split within the time limit (--time-limit 0.25); tried: trial division to "))
+        // In JSON: not complete, the part left with what was tried on it.
+        let json = try Tool.run(["factor", "--json", "--time-limit", "0.25", big])
+        #expect(json.status == 0)
+        #expect(json.stdout.contains(#""complete":false"#) && json.stdout.contains(#""mode":"complete""#))
+        #expect(json.stdout.contains(#""parts":[{"value":"\#(big)","exponent":1,"trialFrom":"#))
+        for bad in ["0", "-1", "abc", "1e3", "0.0001"] {
+            #expect(try Tool.run(["factor", "--time-limit", bad, "6"]).status == 2, "\(bad)")
+        }
+        #expect(try Tool.run(["factor", "--time-limit", "1", "--bound", "100", "6"]).status == 2)
+        // A checkpoint remembers the limit: interrupted before its end, the run resumes with the same limit.
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("limit.checkpoint").path
+        let launched = try Launched(["factor", "--time-limit", "30", "--progress", "--checkpoint", checkpoint, big])
+        #expect(launched.waitForStderr(containing: "primekit: progress"))
+        launched.signal(SIGINT)
+        #expect(launched.finish().status == 130)
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: checkpoint)), as: UTF8.self)
+        #expect(text.contains("\ntime-limit 30\n"))
+        #expect(try Tool.run(["resume", "--check", checkpoint]).status == 0)
     }
 
     @Test func anInterruptedRunKeepsTheNumbersNotAnsweredInItsCheckpoint() throws {
@@ -318,6 +352,52 @@ struct BatchTests {
         #expect(zip(lines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
         #expect(stopped.stdoutLines.count < numbers.count)
         #expect(resumed.stdout == (try Tool.run(["factor"] + numbers[stopped.stdoutLines.count...])).stdout)
+    }
+
+    @Test func sigtermWhileReadingStandardInputCheckpointsWhatWasReadButNotAnswered() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var random = SplitMix64(state: 23)
+        let numbers = (0..<600).map { _ in
+            String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
+        }
+        // The plain `factor` (no option): standard input stays open, so the run is still reading when stopped.
+        let launched = try Launched(["factor"], keepingStdinOpen: true)
+        try launched.send(Data((numbers.joined(separator: "\n") + "\n").utf8))
+        #expect(launched.waitForStdout(containing: "\n"))
+        launched.signal(SIGTERM)
+        let stopped = launched.finish()
+        #expect(stopped.status == 130)
+        var resumedLines: [String] = []
+        if let line = stopped.stderrLines.first(where: { $0.hasPrefix("primekit: interrupted; checkpoint written to ") }) {
+            let path = String(line.dropFirst("primekit: interrupted; checkpoint written to ".count))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let resumed = try Tool.run(["resume", path])
+            #expect(resumed.status == 0)
+            resumedLines = resumed.stdoutLines
+        } else {
+            #expect(stopped.stderrLines == ["primekit: interrupted"])  // everything read was answered
+        }
+        // Nothing twice, nothing out of order: the numbers read so far, each answered once.
+        let lines = stopped.stdoutLines + resumedLines
+        #expect(lines.count <= numbers.count)
+        #expect(zip(lines, numbers).allSatisfy { $0.0.hasPrefix($0.1 + ":") })
+        #expect(lines == (try Tool.run(["factor", "--no-progress"] + numbers[..<lines.count])).stdoutLines)
+    }
+
+    @Test func thePlainPathHandsOverAtTheFirstNumberItDoesNotTake() throws {
+        // Small numbers, then one of 2^128 or more, an invalid token and a token cut by the end of a read: the
+        // plain path answers what comes before, the general path the rest, in order.
+        let big = "340282366920938463463374607431768211507"
+        let small = (2...5_000).map(String.init)
+        let input = (small + [big, "12", "x7", "35"] + small).joined(separator: " ") + "\n"
+        let plain = try Tool.run(["factor"], stdin: Data(input.utf8))
+        let general = try Tool.run(["factor", "--no-progress"], stdin: Data(input.utf8))
+        #expect(plain.status == 1 && general.status == 1)
+        #expect(plain.stdout == general.stdout)
+        #expect(plain.stderrLines == ["primekit: invalid candidate \"x7\": not a decimal number"])
+        #expect(plain.stdoutLines.count == 2 * small.count + 3)
+        #expect(plain.stdoutLines[small.count] == "\(big): \(big) [\(big): probable prime]")
     }
 }
 

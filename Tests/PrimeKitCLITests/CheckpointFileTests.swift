@@ -67,7 +67,9 @@ struct CheckpointFileTests {
         let whole = try resume(file, in: directory, name: "whole.checkpoint")
         #expect(whole.status == 0)
         #expect(whole.stdoutLines == ["\(primeAbove128): [cofactor \(primeAbove128): probable prime]", "77: 7 11"])
-        var refused = 0
+        // Every edited file is written, and one `resume --check` process validates them all.
+        let wholePath = directory.appendingPathComponent("whole.checkpoint").path
+        var edits: [String: Int] = [:]
         for index in file.indices {
             var edited = file
             let byte = file[index]
@@ -77,15 +79,46 @@ struct CheckpointFileTests {
             case UInt8(ascii: "\n"): UInt8(ascii: " ")
             default: UInt8(ascii: "\n")
             }
-            let run = try resume(edited, in: directory)
-            if run.status == 2 {
-                expectRefused(run, "byte \(index)")
-                refused += 1
-            } else {
-                #expect(run.stdout == whole.stdout && run.status == whole.status, "byte \(index) changed the answer")
-            }
+            let path = directory.appendingPathComponent("edit-\(index).checkpoint").path
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(edited)))
+            edits[path] = index
         }
-        #expect(refused == file.count)
+        let paths = [wholePath] + edits.keys.sorted { edits[$0]! < edits[$1]! }
+        let check = try Tool.run(["resume", "--check"] + paths)
+        #expect(check.stdout.isEmpty)
+        // One line per refused file, naming it; the unchanged file is not named.
+        var refused: Set<String> = []
+        for line in check.stderrLines {
+            let named = paths.first { line.hasPrefix("primekit: \($0) is not a usable primekit checkpoint: ") }
+            #expect(named != nil && named != wholePath, "unexpected line: \(line)")
+            if let named { refused.insert(named) }
+        }
+        #expect(check.stderrLines.count == refused.count)
+        #expect(check.status == (refused.isEmpty ? 0 : 2))
+        // A file --check accepts resumes to the unchanged answer.
+        for (path, index) in edits where !refused.contains(path) {
+            let run = try Tool.run(["resume", path, "--no-progress", "--checkpoint", path + ".next"])
+            #expect(run.stdout == whole.stdout && run.status == whole.status, "byte \(index) changed the answer")
+        }
+        #expect(refused.count == file.count)
+    }
+
+    @Test func resumeCheckValidatesWithoutRunning() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try interruptedFile(["factor", "--bound", "10000000000", long, "1000003"], in: directory)
+        let good = directory.appendingPathComponent("good.checkpoint").path
+        #expect(FileManager.default.createFile(atPath: good, contents: Data(file)))
+        let accepted = try Tool.run(["resume", "--check", good, good])
+        #expect(accepted.status == 0 && accepted.stdout.isEmpty && accepted.stderr.isEmpty)
+        // Nothing ran: the file is unchanged and no other file appeared.
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: good))) == file)
+        let missing = good + ".missing"
+        let mixed = try Tool.run(["resume", "--check", missing, good])
+        #expect(mixed.status == 2 && mixed.stdout.isEmpty)
+        #expect(mixed.stderrLines.count == 1 && mixed.stderr.contains(missing))
+        let two = try Tool.run(["resume", good, good])
+        #expect(two.status == 2)
     }
 
     @Test func itemLevelEditsAreRefused() throws {

@@ -102,7 +102,7 @@ struct InputTests {
         #expect(run.status == 1)
         #expect(run.stdoutLines.count == 3)
         #expect(run.stdoutLines[1] == #"{"candidate":"x","error":{"code":"invalidCandidate","message":"not a decimal number"}}"#)
-        #expect(run.stdoutLines[2].hasPrefix(#"{"candidate":"7","factors":[{"prime":"7","exponent":1}]"#))
+        #expect(run.stdoutLines[2].hasPrefix(#"{"candidate":"7","factors":[{"prime":"7","exponent":1,"certainty":"proven"}]"#))
     }
 
     @Test func versionAndHelp() throws {

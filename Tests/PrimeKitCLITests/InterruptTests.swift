@@ -48,8 +48,8 @@ struct InterruptTests {
         let resumed = try Tool.run(["factor", "--resume", checkpoint])
         #expect(resumed.status == 0)
         #expect(resumed.stdoutLines == [
-            #"{"candidate":"\#(longPrime)","factors":[{"prime":"\#(longPrime)","exponent":1}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":true,"certainty":"proven"}"#,
-            #"{"candidate":"77","factors":[{"prime":"7","exponent":1},{"prime":"11","exponent":1}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":false,"certainty":"proven"}"#,
+            #"{"candidate":"\#(longPrime)","factors":[{"prime":"\#(longPrime)","exponent":1,"certainty":"proven"}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":true,"certainty":"proven","mode":"trial","parts":[]}"#,
+            #"{"candidate":"77","factors":[{"prime":"7","exponent":1,"certainty":"proven"},{"prime":"11","exponent":1,"certainty":"proven"}],"cofactor":"1","cofactorStatus":"one","complete":true,"isPrime":false,"certainty":"proven","mode":"trial","parts":[]}"#,
         ])
     }
 

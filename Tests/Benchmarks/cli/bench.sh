@@ -6,7 +6,13 @@
 #   swift build -c release --product primekit
 #   Tests/Benchmarks/cli/bench.sh [RUNS]        (default 7)
 #
-# Environment: PRIMEKIT (default .build/release/primekit), FACTOR (default /usr/bin/factor).
+# Then PARI/GP: balanced semiprimes of 100, 128 and 160 bits, `primekit factor` as one process reading them all on
+# standard input (wall time, start-up included) against gp's `factor` on the same numbers timed inside gp
+# (getabstime, start-up and reading excluded); each ratio is gp's median over primekit's, from the same run.
+#
+# Environment: PRIMEKIT (default .build/release/primekit), FACTOR (default /usr/bin/factor), GP (default gp; no gp
+# skips those rows), GP_RUNS (default: RUNS, at most 3), COUNT_100, COUNT_128, COUNT_160 (numbers per row: 100,
+# 20, 3).
 set -euo pipefail
 
 RUNS=${1:-7}
@@ -90,4 +96,60 @@ done
 same=$(cmp -s "$WORK/args.out" "$WORK/out" && echo identical || echo DIFFERENT)
 printf '%-36s %9.4fs (arguments) %9.4fs (stdin)  %s\n' "5,000 numbers, primekit" \
     "$(median < "$WORK/args.times")" "$(median < "$WORK/stdin.times")" "$same"
-echo "runs: $RUNS each, alternating; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# PARI/GP rows.
+GP=${GP:-gp}
+if command -v "$GP" > /dev/null; then
+    GP_RUNS=${GP_RUNS:-$(( RUNS < 3 ? RUNS : 3 ))}
+    python3 - "$WORK" "${COUNT_100:-100}" "${COUNT_128:-20}" "${COUNT_160:-3}" <<'PY'
+import random, sys
+work, counts = sys.argv[1], [int(c) for c in sys.argv[2:]]
+random.seed(20261127)
+def is_prime(n):
+    bases = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41]
+    for p in bases:
+        if n % p == 0: return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0: d, s = d // 2, s + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1): continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1: break
+        else: return False
+    return True
+def prime(bits):
+    while True:
+        n = random.getrandbits(bits) | (1 << (bits - 1)) | 1
+        if is_prime(n): return n
+for bits, count in zip((100, 128, 160), counts):
+    out = []
+    while len(out) < count:
+        n = prime(bits // 2) * prime(bits // 2)
+        if n.bit_length() == bits: out.append(n)
+    open(f"{work}/sp{bits}", "w").write("\n".join(map(str, out)) + "\n")
+PY
+    printf '\n%-36s %10s %10s %8s  %s\n' "balanced semiprimes (stdin)" "primekit" "gp" "ratio" "factors"
+    for bits in 100 128 160; do
+        input="$WORK/sp$bits"
+        : > "$WORK/pk.times"; : > "$WORK/gp.times"
+        for _ in $(seq "$GP_RUNS"); do
+            time_one "$input" "$PRIMEKIT" factor >> "$WORK/pk.times"
+            "$GP" -q -f -D parisizemax=1000000000 <<GPEOF | tr -d ' ' >> "$WORK/gp.times"
+v = readvec("$input"); t = getabstime(); for (i = 1, #v, factor(v[i])); print((getabstime() - t) / 1000.)
+GPEOF
+        done
+        # Every line is N: p q with p * q = N.
+        # Every line is `N: p q` with p * q = N (a probable prime is named again after the primes).
+        check=$(python3 -c '
+import sys
+lines = [line.split("[")[0].split() for line in open(sys.argv[1])]
+ok = all(len(f) == 2 and int(f[0]) * int(f[1]) == int(n.rstrip(":")) for n, *f in lines)
+print("p*q" if ok and len(lines) == int(sys.argv[2]) else "WRONG")' "$WORK/out" "$(wc -l < "$input")")
+        pk=$(median < "$WORK/pk.times"); gpm=$(median < "$WORK/gp.times")
+        printf '%-36s %9.4fs %9.4fs %7.2fx  %s\n' "$bits-bit ($(wc -l < "$input") numbers)" "$pk" "$gpm" \
+            "$(echo "$gpm / $pk" | bc -l)" "$check"
+    done
+fi
+echo "runs: $RUNS each (gp rows: ${GP_RUNS:-none}), alternating; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
