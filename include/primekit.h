@@ -692,8 +692,11 @@ typedef struct pk_u128_answer {
 /*
  * pk_factor_u128_array — factor count numbers, each 2 <= n < 2^128,
  * completely, as pk_factor_u64_array does; above 2^64 a composite part is
- * split by elliptic curves in two-word Montgomery arithmetic (milliseconds
- * for a product of two 64-bit primes). No allocation. answer_size must be
+ * split by rho and elliptic curves in two-word Montgomery arithmetic, and a
+ * part of 80 bits or more that a short pass of those leaves whole by the
+ * quadratic sieve, as in a job (milliseconds for a product of two 64-bit
+ * primes). No allocation below 80 bits; the sieve allocates its tables for
+ * each part it takes. answer_size must be
  * sizeof(pk_u128_answer); on an error nothing is written.
  * Returns PK_OK, PK_E_ARG or PK_E_RANGE (a number below 2). Thread-safe.
  */

@@ -23,6 +23,20 @@
 #include <stdint.h>
 #include <gmp.h>
 
+/* The sizes the sieve takes (docs/kernel.md: it beats the word-size
+   splitter from about 76 bits and ECM on balanced parts up to the largest
+   size measured). */
+#define PK_QS_MIN_BITS 80
+#define PK_QS_MAX_BITS 230
+
+/* Units of the word-size splitter spent on a part of `bits` bits before it
+   passes to the sieve (about 6 % of the sieve's time): its small factors
+   are found first. The job pipeline and the batch calls use it alike. */
+static inline uint64_t pk_qs_word_pass(unsigned bits)
+{
+    return UINT64_C(1) << (bits / 8 + 1);
+}
+
 typedef struct pk_qs pk_qs;
 
 /* Make a state for the odd composite n (not a perfect power; n >= 2^40).

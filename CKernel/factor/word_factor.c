@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "primekit.h"
+#include "factor/qs.h"
 #include "factor/word_impl.h"
 #include "factor/word_trial.h"
 
@@ -163,11 +164,50 @@ static uint64_t split64(uint64_t n)
     return f;
 }
 
+/* A factor of n by the quadratic sieve, or 0 when it runs out of memory. */
+static pk_u128 qs_split128(pk_u128 n)
+{
+    mpz_t m, g;
+    mpz_init(m);
+    mpz_init(g);
+    mpz_import(m, 2, -1, sizeof(uint64_t), 0, 0, (uint64_t[2]){(uint64_t)n, (uint64_t)(n >> 64)});
+    pk_u128 f = 0;
+    pk_qs *q = pk_qs_new(m);
+    if (q) {
+        uint64_t used = 0;
+        int rc;
+        while ((rc = pk_qs_run(q, UINT64_MAX, g, &used)) == 0) {
+        }
+        if (rc == 1) {
+            uint64_t w[2] = {0, 0};
+            mpz_export(w, NULL, -1, sizeof(uint64_t), 0, 0, g);
+            f = ((pk_u128)w[1] << 64) | w[0];
+        }
+        pk_qs_free(q);
+    }
+    mpz_clear(m);
+    mpz_clear(g);
+    return f;
+}
+
+/* A proper factor of the composite n (no prime factor below 2^10, not a
+   perfect power): the word-size splitter, and from PK_QS_MIN_BITS bits on,
+   after the splitter's pass, the quadratic sieve, as a job's pipeline does. */
 static pk_u128 split128(pk_u128 n)
 {
     pk_wsplit s;
     pk_wsplit_init(&s, n);
     pk_u128 f = 0;
+    const unsigned bits = 128u - (unsigned)__builtin_clzll((uint64_t)(n >> 64));
+    if (bits >= PK_QS_MIN_BITS) {
+        const uint64_t pass = pk_qs_word_pass(bits);
+        while (pk_wsplit_work(&s) < pass)
+            if (pk_wsplit_run(&s, pass - pk_wsplit_work(&s), &f))
+                return f;
+        f = qs_split128(n);
+        if (f)
+            return f;
+    }
     while (!pk_wsplit_run(&s, UINT64_MAX, &f)) {
     }
     return f;

@@ -41,15 +41,12 @@
 /* Units of one word-size split slice: about 0.3 ms at 128 bits (2^16 units
    took up to 1.4 ms of CPU, measured with pk-bench's split-latency row). */
 #define PK_WORD_SLICE (UINT64_C(1) << 14)
-/* The quadratic sieve splits parts of these sizes (docs/kernel.md: it beats
-   the word-size splitter from about 76 bits and ECM on balanced parts up to
-   the largest size measured), after a pass of the word-size splitter of
-   2^(bits/8 + 1) units (about 6 % of QS's time) or, above 128 bits, of ECM through the level that
-   targets factors of PK_QS_ECM_PERMILLE/1000 of the part's digits (when no
-   ECM level limit is set; only PK_QS_ECM_FIRST curves when that is the
-   first level): small factors are found first. */
-#define PK_QS_MIN_BITS 80
-#define PK_QS_MAX_BITS 230
+/* The quadratic sieve takes parts of PK_QS_MIN_BITS to PK_QS_MAX_BITS bits
+   (factor/qs.h) after the word-size pass (pk_qs_word_pass) or, above 128
+   bits, after ECM through the level that targets factors of
+   PK_QS_ECM_PERMILLE/1000 of the part's digits (when no ECM level limit is
+   set; only PK_QS_ECM_FIRST curves when that is the first level): small
+   factors are found first. */
 #define PK_QS_ECM_PERMILLE 300
 #define PK_QS_ECM_FIRST 8
 /* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
@@ -397,7 +394,7 @@ static int qs_due(const pk_job *job, size_t i)
     if (bits < PK_QS_MIN_BITS || bits > PK_QS_MAX_BITS)
         return 0;
     if (p->split == PK_METHOD_WORD)
-        return pk_wsplit_work(&p->ws) >= UINT64_C(1) << (bits / 8 + 1);
+        return pk_wsplit_work(&p->ws) >= pk_qs_word_pass((unsigned)bits);
     if (p->split != PK_METHOD_ECM || job->ecm_digits)
         return 0;
     size_t target = mpz_sizeinbase(p->parts[i].v, 10) * PK_QS_ECM_PERMILLE / 1000;
