@@ -47,6 +47,15 @@ struct Primekit: AsyncParsableCommand {
             case .handOver(let prefix): Factor.standardInputPrefix = prefix
             }
         }
+        // `factor` with numbers on the command line (and no option but --exponents before them) goes the same way
+        // when the batch path takes every number.
+        if arguments.count > 1, arguments[0] == "factor" {
+            let exponents = arguments[1] == "--exponents"
+            let numbers = arguments[(exponents ? 2 : 1)...]
+            if !numbers.isEmpty, let status = PlainFactor.run(arguments: numbers, exponents: exponents) {
+                Foundation.exit(status)
+            }
+        }
         // The argument parser takes time growing with the square of the argument count; `factor`'s trailing
         // numbers are taken off before it runs and handed to the command directly.
         if arguments.first == "factor" {

@@ -98,6 +98,29 @@ enum PlainFactor {
         }
     }
 
+    /// Answers numbers given on the command line the same way, when the batch path takes every one of them (each a
+    /// canonical number from 2 to 2^128 - 1); nil, having written nothing, when it does not.
+    static func run(arguments: ArraySlice<String>, exponents: Bool) -> Int32? {
+        var text: [UInt8] = []
+        text.reserveCapacity(arguments.reduce(0) { $0 + $1.utf8.count + 1 })
+        for argument in arguments {
+            let start = text.count
+            text.append(contentsOf: argument.utf8)
+            let taken = text.withUnsafeBufferPointer { BatchChunk.parse(UnsafeBufferPointer(rebasing: $0[start...])) }
+            guard taken != nil else { return nil }
+            text.append(0x0A)
+        }
+        let signals = Signals()
+        let work = Work(exponents: exponents)
+        let stop = text.withUnsafeBufferPointer { bytes in
+            work.answer(bytes.baseAddress!, bytes.count, interrupted: { interrupted.load(ordering: .relaxed) })
+        }
+        guard interrupted.load(ordering: .relaxed) else { return ExitStatus.ok }
+        // What was not answered goes to the checkpoint, as for standard input.
+        let rest = text[(stop?.offset ?? text.count)...].split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
+        return signals.interrupt(rest: rest, exponents: exponents)
+    }
+
     static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
     }
