@@ -173,6 +173,21 @@ static int parse_hex64(const char *v, size_t n, uint64_t *out)
     return PK_OK;
 }
 
+size_t pk_checkpoint_checked_body(const char *text, size_t length)
+{
+    if (length < 2 || text[length - 1] != '\n')
+        return 0;
+    size_t last = length - 1;
+    while (last > 0 && text[last - 1] != '\n')
+        last--;
+    const char *line = text + last;
+    uint64_t want;
+    if (length - 1 - last != 9 + 16 || memcmp(line, "checksum ", 9) != 0
+        || parse_hex64(line + 9, 16, &want) != PK_OK || pk_checkpoint_checksum(text, last) != want)
+        return 0;
+    return last;
+}
+
 static int field_hex64(pk_reader *r, const char *key, uint64_t *out)
 {
     const char *v;
@@ -382,17 +397,8 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
         return PK_E_CHECKPOINT_VERSION;
 
     /* Checksum: the last line. */
-    if (length < 2 || text[length - 1] != '\n')
-        return PK_E_CHECKPOINT;
-    size_t last = length - 1;
-    while (last > 0 && text[last - 1] != '\n')
-        last--;
-    const char *ck = text + last;
-    size_t cklen = length - 1 - last;
-    if (cklen != 9 + 16 || memcmp(ck, "checksum ", 9) != 0)
-        return PK_E_CHECKPOINT;
-    uint64_t want;
-    if (parse_hex64(ck + 9, 16, &want) != PK_OK || pk_checkpoint_checksum(text, last) != want)
+    size_t last = pk_checkpoint_checked_body(text, length);
+    if (last == 0)
         return PK_E_CHECKPOINT;
 
     pk_job *job = pk_job_alloc();

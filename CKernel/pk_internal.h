@@ -379,6 +379,10 @@ int pk_job_stop_requested(pk_job *job);
 
 /* FNV-1a 64 of a checkpoint's bytes before its checksum line (the value that line holds). */
 uint64_t pk_checkpoint_checksum(const char *s, size_t n);
+/* The length of the body of a checkpoint text whose last line is
+   "checksum <16 lower-case hex digits>\n" holding the checksum of every byte
+   before it; 0 when the line is missing, malformed or does not match. */
+size_t pk_checkpoint_checked_body(const char *text, size_t length);
 
 /* Internal outcome of a path call. */
 enum {

@@ -70,15 +70,6 @@ static int field(const char **p, const char *end, const char *key, uint64_t *out
     return PK_OK;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 int pk_range_restore(const char *text, size_t length, pk_range **out)
 {
     if (!out)
@@ -102,22 +93,8 @@ int pk_range_restore(const char *text, size_t length, pk_range **out)
         version = version * 10 + (uint64_t)(ver[i] - '0');
 
     /* the checksum: the last line */
-    if (length < 2 || text[length - 1] != '\n')
-        return PK_E_CHECKPOINT;
-    size_t last = length - 1;
-    while (last > 0 && text[last - 1] != '\n')
-        last--;
-    const char *ck = text + last;
-    if (length - 1 - last != 9 + 16 || memcmp(ck, "checksum ", 9) != 0)
-        return PK_E_CHECKPOINT;
-    uint64_t want = 0;
-    for (int i = 0; i < 16; i++) {
-        int h = hexval(ck[9 + i]);
-        if (h < 0)
-            return PK_E_CHECKPOINT;
-        want = want << 4 | (uint64_t)h;
-    }
-    if (pk_checkpoint_checksum(text, last) != want)
+    size_t last = pk_checkpoint_checked_body(text, length);
+    if (last == 0)
         return PK_E_CHECKPOINT;
     if (version != PK_RANGE_VERSION)
         return PK_E_CHECKPOINT_VERSION;

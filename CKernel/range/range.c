@@ -17,6 +17,8 @@ int pk_range_create_limit(uint64_t first, uint64_t last, uint64_t limit, pk_rang
         return PK_E_RANGE;
     if (first > last)
         return PK_E_OPTIONS;
+    if (limit == 0)
+        limit = pk_range_choose_limit(first, last);
     uint64_t root = pk_word_isqrt64(last);
     uint64_t floor_limit = root < PK_RANGE_MIN_LIMIT ? root : PK_RANGE_MIN_LIMIT;
     if (limit < floor_limit)
@@ -41,14 +43,7 @@ int pk_range_create_limit(uint64_t first, uint64_t last, uint64_t limit, pk_rang
 
 int pk_range_create(uint64_t first, uint64_t last, pk_range **out)
 {
-    if (!out)
-        return PK_E_ARG;
-    *out = NULL;
-    if (first < 2)
-        return PK_E_RANGE;
-    if (first > last)
-        return PK_E_OPTIONS;
-    return pk_range_create_limit(first, last, pk_range_choose_limit(first, last), out);
+    return pk_range_create_limit(first, last, 0, out);
 }
 
 void pk_range_destroy(pk_range *r)

@@ -125,7 +125,7 @@ static inline int pk_range_take_interrupt(pk_range *r)
 /* format.c: fill the small-prime text table (PK_RANGE_SEG / 2 words). */
 void pk_range_small_text(uint64_t *table);
 
-/* Create with an explicit limit (tests and benchmarks; limit is clamped to
+/* Create with an explicit limit (0: pk_range_choose_limit; tests and benchmarks give others, clamped to
    [min(PK_RANGE_MIN_LIMIT, isqrt(last)), isqrt(last)]). */
 int pk_range_create_limit(uint64_t first, uint64_t last, uint64_t limit, pk_range **out);
 
