@@ -28,34 +28,7 @@ trap 'rm -rf "$WORK"' EXIT
 # Inputs. The semiprimes come from a fixed seed, so every run factors the same numbers.
 seq 2 300000 > "$WORK/seq"
 seq 1000000000000 1000000100000 > "$WORK/from1e12"
-python3 - "$WORK/semiprimes" <<'PY'
-import random, sys
-random.seed(20261126)
-def is_prime(n):
-    small = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
-    if n < 2: return False
-    for p in small:
-        if n % p == 0: return n == p
-    d, s = n - 1, 0
-    while d % 2 == 0: d, s = d // 2, s + 1
-    for a in small:
-        x = pow(a, d, n)
-        if x in (1, n - 1): continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1: break
-        else: return False
-    return True
-def prime(bits):
-    while True:
-        n = random.getrandbits(bits) | (1 << (bits - 1)) | 1
-        if is_prime(n): return n
-out = []
-while len(out) < 2000:
-    n = prime(32) * prime(32)
-    if n < 2**64: out.append(n)
-open(sys.argv[1], "w").write("\n".join(map(str, out)) + "\n")
-PY
+python3 "$ROOT/Tests/Benchmarks/cli/semiprimes.py" 64 2000 20261126 > "$WORK/semiprimes"
 seq 1000000 1005000 | head -n 5000 > "$WORK/five-thousand"
 
 now() { date +%s.%N; }
@@ -101,35 +74,10 @@ printf '%-36s %9.4fs (arguments) %9.4fs (stdin)  %s\n' "5,000 numbers, primekit"
 GP=${GP:-gp}
 if command -v "$GP" > /dev/null; then
     GP_RUNS=${GP_RUNS:-$(( RUNS < 3 ? RUNS : 3 ))}
-    python3 - "$WORK" "${COUNT_100:-100}" "${COUNT_128:-20}" "${COUNT_160:-3}" <<'PY'
-import random, sys
-work, counts = sys.argv[1], [int(c) for c in sys.argv[2:]]
-random.seed(20261127)
-def is_prime(n):
-    bases = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41]
-    for p in bases:
-        if n % p == 0: return n == p
-    d, s = n - 1, 0
-    while d % 2 == 0: d, s = d // 2, s + 1
-    for a in bases:
-        x = pow(a, d, n)
-        if x in (1, n - 1): continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1: break
-        else: return False
-    return True
-def prime(bits):
-    while True:
-        n = random.getrandbits(bits) | (1 << (bits - 1)) | 1
-        if is_prime(n): return n
-for bits, count in zip((100, 128, 160), counts):
-    out = []
-    while len(out) < count:
-        n = prime(bits // 2) * prime(bits // 2)
-        if n.bit_length() == bits: out.append(n)
-    open(f"{work}/sp{bits}", "w").write("\n".join(map(str, out)) + "\n")
-PY
+    for spec in "100 ${COUNT_100:-100}" "128 ${COUNT_128:-20}" "160 ${COUNT_160:-3}"; do
+        set -- $spec
+        python3 "$ROOT/Tests/Benchmarks/cli/semiprimes.py" "$1" "$2" 20261127 > "$WORK/sp$1"
+    done
     printf '\n%-36s %10s %10s %8s  %s\n' "balanced semiprimes (stdin)" "primekit" "gp" "ratio" "factors"
     for bits in 100 128 160; do
         input="$WORK/sp$bits"
