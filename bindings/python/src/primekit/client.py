@@ -22,6 +22,18 @@ __version__ = "0.1.0"
 CLIENT_INFO = {"name": "primekit-python", "version": __version__}
 
 
+def effort_params(ecm_digits: int | None, work_limit: int | None, time_limit_ms: int | None) -> dict[str, Any]:
+    """The effort limits among the ``job/submit`` params (those given)."""
+    effort: dict[str, Any] = {}
+    if ecm_digits is not None:
+        effort["ecmDigits"] = ecm_digits
+    if work_limit is not None:
+        effort["workLimit"] = _numbers.to_decimal(work_limit)
+    if time_limit_ms is not None:
+        effort["timeLimitMs"] = time_limit_ms
+    return effort
+
+
 def submit_params(n: int, kind: str, from_: int | None, bound: int | None, priority: Priority | None,
                   progress_interval_ms: int | None, depends_on: list[str] | None, *, mode: Mode | None = None,
                   ecm_digits: int | None = None, work_limit: int | None = None,
@@ -34,12 +46,7 @@ def submit_params(n: int, kind: str, from_: int | None, bound: int | None, prior
         params["bound"] = _numbers.to_decimal(bound)
     if mode is not None:
         params["mode"] = mode
-    if ecm_digits is not None:
-        params["ecmDigits"] = ecm_digits
-    if work_limit is not None:
-        params["workLimit"] = _numbers.to_decimal(work_limit)
-    if time_limit_ms is not None:
-        params["timeLimitMs"] = time_limit_ms
+    params.update(effort_params(ecm_digits, work_limit, time_limit_ms))
     if priority is not None:
         params["priority"] = priority
     if progress_interval_ms is not None:

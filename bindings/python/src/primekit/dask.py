@@ -41,6 +41,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from . import _numbers
 from .client import Client as BridgeClient
+from .client import effort_params
 from .types import FactorResult, JobResult, Mode, PrimeFactor
 
 __all__ = ["CHECKPOINT_FORMAT", "DistributedJob", "factor", "map_candidates", "resume", "submit", "worker_bridge"]
@@ -719,13 +720,7 @@ def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: 
             raise ValueError(f"mode must be \"complete\" or \"trial\", got {mode!r}")
         if not isinstance(n, int) or n < 2:
             raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
-        effort: dict[str, Any] = {}
-        if ecm_digits is not None:
-            effort["ecmDigits"] = ecm_digits
-        if work_limit is not None:
-            effort["workLimit"] = _numbers.to_decimal(work_limit)
-        if time_limit_ms is not None:
-            effort["timeLimitMs"] = time_limit_ms
+        effort = effort_params(ecm_digits, work_limit, time_limit_ms)
         task = _default_client(client).submit(_run_complete, _numbers.to_decimal(n), effort, executable,
                                               list(serve_args), pure=False, retries=2)
         result = cast(FactorResult, task.result())
