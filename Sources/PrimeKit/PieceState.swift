@@ -142,8 +142,10 @@ final class SharedCofactor: Sendable {
     }
 
     /// Adds factors a piece found; when any is new, lowers the limit.
-    func record(_ factors: [PrimeFactor]) {
-        guard !factors.isEmpty else { return }
+    /// - Returns: Whether the limit went down.
+    @discardableResult
+    func record(_ factors: [PrimeFactor]) -> Bool {
+        guard !factors.isEmpty else { return false }
         let all: [PrimeFactor]? = found.withLock { found in
             var added = false
             for factor in factors where found[factor.prime] == nil {
@@ -154,14 +156,15 @@ final class SharedCofactor: Sendable {
         }
         // Factors that do not divide the candidate together (impossible from the kernel) leave the limit alone.
         guard let all, let (root, cofactor) = try? KernelJob.cofactorRoot(candidate: candidate, factors: all)
-        else { return }
+        else { return false }
         let limit = startsAtTwo ? root : cofactor
         var current = currentLimit.load(ordering: .relaxed)
         while limit < current {
             let (exchanged, original) = currentLimit.compareExchange(
                 expected: current, desired: limit, ordering: .acquiringAndReleasing)
-            if exchanged { break }
+            if exchanged { return true }
             current = original
         }
+        return false
     }
 }

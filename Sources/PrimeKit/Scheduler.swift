@@ -286,7 +286,14 @@ final class Scheduler: Sendable {
         }
         if progress.factorsFound > assignment.factorsKnown {
             factors = try? kernel.factors(count: progress.factorsFound)
-            if let factors { assignment.range?.shared?.record(factors) }
+            if let factors, let shared = assignment.range?.shared, shared.record(factors) {
+                // The other pieces' slices would run on to their ends over divisors no longer needed: they are cut
+                // short, so each sees the lower limit now (a piece whose range lies above it ends).
+                let others = job.core.withLock(anchoredTo: job) { core in
+                    core.pieces.filter { $0.onWorker && $0.kernel !== kernel }.compactMap(\.kernel)
+                }
+                for other in others { other.interrupt() }
+            }
         }
         if step == .done {
             return .finished(job, piece: assignment.piece, progress, factors: factors, outcome: nil)
