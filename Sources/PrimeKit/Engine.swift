@@ -155,8 +155,8 @@ public final class Engine: Sendable {
 
     // MARK: - Jobs
 
-    /// Submits a job; plugins see its progress and completion. A request that keeps the default progress interval
-    /// (250 ms) gets the engine's ``EngineSettings/progressInterval``.
+    /// Submits a job; plugins see its progress and completion. A request that sets no progress interval gets the
+    /// engine's ``EngineSettings/progressInterval``; one that sets any, 250 ms included, keeps it.
     /// - Throws: ``PrimeKitError`` as ``JobQueue/submit(_:)`` does, `candidateTooLarge` above the
     ///   ``EngineSettings/maxDigits`` in effect, `queueShutDown` after ``shutdown()``.
     @discardableResult
@@ -208,15 +208,15 @@ public final class Engine: Sendable {
         let maxDigits: Int
         let progressInterval: Duration
 
-        /// Checks a request against the digit limit; true when it asked for the default progress interval and
-        /// must get the engine's instead.
+        /// Checks a request against the digit limit; true when it set no progress interval and must get the
+        /// engine's.
         func needsInterval(_ request: JobRequest) throws(PrimeKitError) -> Bool {
             let digits = request.submitted.digits
             if request.checkpoint == nil, digits > maxDigits {
                 throw PrimeKitError(code: .candidateTooLarge,
                                     message: "the candidate has \(digits) digits, over \(maxDigits)")
             }
-            return request.progressInterval == .milliseconds(250) && progressInterval != .milliseconds(250)
+            return request.chosenProgressInterval == nil && progressInterval != .milliseconds(250)
         }
     }
 

@@ -26,8 +26,14 @@ public struct JobRequest: Sendable {
     public var checkpoint: Checkpoint?
     /// Scheduling priority.
     public var priority: JobPriority = .normal
-    /// The shortest time between two progress snapshots (default 250 ms).
-    public var progressInterval: Duration = .milliseconds(250)
+    /// The shortest time between two progress snapshots (default 250 ms; an ``Engine`` gives a request that sets
+    /// none its ``EngineSettings/progressInterval``).
+    public var progressInterval: Duration {
+        get { chosenProgressInterval ?? .milliseconds(250) }
+        set { chosenProgressInterval = newValue }
+    }
+    /// The progress interval the caller set, if any (even one equal to the default).
+    private(set) var chosenProgressInterval: Duration?
     /// Jobs of the same queue that must succeed before this one starts.
     public var dependencies: [Job] = []
     /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.

@@ -457,6 +457,11 @@ import Testing
         // Jobs submitted afterwards use the effective progress interval unless they chose one.
         #expect(try engine.submit(.isPrime(7)).progressInterval == .milliseconds(10))
         #expect(try engine.submit(.isPrime(7).progressInterval(.seconds(1))).progressInterval == .seconds(1))
+        // One that chose exactly the queue's default keeps it: the default is not a sentinel.
+        #expect(try engine.submit(.isPrime(7).progressInterval(.milliseconds(250))).progressInterval
+                    == .milliseconds(250))
+        #expect(try engine.submit(contentsOf: [.isPrime(7).progressInterval(.milliseconds(250)), .isPrime(11)])
+                    .map(\.progressInterval) == [.milliseconds(250), .milliseconds(10)])
         _ = await engine.shutdown()
     }
 
