@@ -159,8 +159,8 @@ private func coreutilsOutput(_ input: String) throws -> String? {
 
 @Suite("factor: complete factorizations through the batch path")
 struct BatchTests {
-    @Test func everyNumberTo100000MatchesASieve() throws {
-        let limit = 100_000
+    @Test func everyNumberToAMillionMatchesASieve() throws {
+        let limit = 1_000_000
         let input = (2...limit).map(String.init).joined(separator: "\n") + "\n"
         let run = try Tool.run(["factor"], stdin: Data(input.utf8))
         #expect(run.status == 0)
