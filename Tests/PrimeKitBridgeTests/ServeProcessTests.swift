@@ -84,8 +84,11 @@ import Testing
         #expect(await second.exitStatus() == 0)
     }
 
-    /// A complete job killed (SIGKILL) while ECM searches for a 20-digit factor of a 60-digit number: the restart
-    /// lists it paused in its ECM stage, and resumed it gives the known factorization.
+    /// A complete job paused while ECM searches for a 20-digit factor of a 60-digit number, then the server killed
+    /// (SIGKILL) once the store has saved a checkpoint from the ECM stage: the restart lists the job paused in that
+    /// stage, and resumed it gives the known factorization. The pause is sent as soon as the first progress from
+    /// ECM arrives, so the job cannot finish first (its ECM stage takes about a second) however slowly the store
+    /// reports its saves on a busy machine.
     @Test func afterSigkillInAnECMStageTheResumedJobGivesTheSameAnswer() async throws {
         let (p, q) = ("45228053615579292349", "8519557186908660291333075228155768665711")  // both above 2^64
         let candidate = "385322989230498778059477996110466824274626186263525320945139"  // p·q
@@ -106,6 +109,9 @@ import Testing
             return Int(text)
         }
         let savedBefore = first.log.messages.compactMap(generation).max() ?? -1
+        let paused = try await first.request("job/pause", #"{"jobId":"\#(jobID)"}"#, id: 3)
+        #expect(paused["error"] == nil, "\(String(decoding: paused.encoded, as: UTF8.self))")
+        // A save after the job reached ECM (a periodic one or the pause's) is on disk: only then the kill.
         _ = try await first.log.notification { (generation($0) ?? -1) > savedBefore }
         first.signal(SIGKILL)
         #expect(await first.exitStatus() == SIGKILL)
