@@ -229,9 +229,10 @@ static size_t current(const struct pk_pipe *p)
     return i;
 }
 
-static void finish(pk_job *job)
+/* The cofactor status the parts left give: ONE when none is left, UNKNOWN
+   when one is unclassified (too long to test), COMPOSITE otherwise. */
+static int parts_status(const struct pk_pipe *p)
 {
-    struct pk_pipe *p = job->pipe;
     int status = PK_COFACTOR_ONE;
     for (size_t i = 0; i < p->count; i++) {
         if (p->parts[i].status == PK_PART_UNCLASSIFIED)
@@ -239,6 +240,13 @@ static void finish(pk_job *job)
         else if (status == PK_COFACTOR_ONE)
             status = PK_COFACTOR_COMPOSITE;
     }
+    return status;
+}
+
+static void finish(pk_job *job)
+{
+    struct pk_pipe *p = job->pipe;
+    int status = parts_status(p);
     p->stage = PK_PIPE_DONE;
     end_split(p);
     job->cof_status = status;
@@ -827,13 +835,7 @@ int pk_pipe_check(pk_job *job)
     if (job->from > 2 || (job->next <= job->eff_bound && !job->concluded))
         return PK_E_CHECKPOINT_STATE;
     if (job->done) {
-        int status = PK_COFACTOR_ONE;
-        for (size_t i = 0; i < p->count; i++) {
-            if (p->parts[i].status == PK_PART_UNCLASSIFIED)
-                status = PK_COFACTOR_UNKNOWN;
-            else if (status == PK_COFACTOR_ONE)
-                status = PK_COFACTOR_COMPOSITE;
-        }
+        int status = parts_status(p);
         if (status != job->cof_status)
             return PK_E_CHECKPOINT_STATE;
     }
