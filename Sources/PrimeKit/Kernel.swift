@@ -543,16 +543,8 @@ enum KernelBatch {
             for index in 0..<words.count {
                 let answer = answers.baseAddress! + index
                 let count = Int(answer.pointee.factor_count)
-                withUnsafePointer(to: &answer.pointee.primes) { raw in
-                    raw.withMemoryRebound(to: UInt64.self, capacity: capacity) { list in
-                        for slot in 0..<count { primes[slot] = UInt128(list[slot]) }
-                    }
-                }
-                withUnsafePointer(to: &answer.pointee.exponents) { raw in
-                    raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
-                        for slot in 0..<count { exponents[slot] = list[slot] }
-                    }
-                }
+                copy(&answer.pointee.primes, count, into: primes) { (prime: UInt64) in UInt128(prime) }
+                copy(&answer.pointee.exponents, count, into: exponents) { (exponent: UInt8) in exponent }
                 hand(index, count)
             }
             return
@@ -565,22 +557,27 @@ enum KernelBatch {
         for index in 0..<wide.count {
             let answer = answers.baseAddress! + index
             let count = Int(answer.pointee.factor_count)
-            withUnsafePointer(to: &answer.pointee.primes) { raw in
-                raw.withMemoryRebound(to: pk_uint128.self, capacity: count) { list in
-                    for slot in 0..<count { primes[slot] = UInt128(list[slot].hi) << 64 | UInt128(list[slot].lo) }
-                }
+            copy(&answer.pointee.primes, count, into: primes) { (prime: pk_uint128) in
+                UInt128(prime.hi) << 64 | UInt128(prime.lo)
             }
-            withUnsafePointer(to: &answer.pointee.exponents) { raw in
-                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
-                    for slot in 0..<count { exponents[slot] = list[slot] }
-                }
-            }
-            withUnsafePointer(to: &answer.pointee.certainty) { raw in
-                raw.withMemoryRebound(to: UInt8.self, capacity: count) { list in
-                    for slot in 0..<count { probable[slot] = list[slot] == UInt8(PK_CERTAINTY_PROBABLE.rawValue) }
-                }
+            copy(&answer.pointee.exponents, count, into: exponents) { (exponent: UInt8) in exponent }
+            copy(&answer.pointee.certainty, count, into: probable) { (certainty: UInt8) in
+                certainty == UInt8(PK_CERTAINTY_PROBABLE.rawValue)
             }
             hand(index, count)
+        }
+    }
+
+    /// Copies the first `count` elements of a fixed-size C array of an answer (imported as a tuple of `Element`)
+    /// into `out`, converted by `convert`.
+    @inline(__always)
+    private static func copy<Tuple, Element, Out>(_ array: inout Tuple, _ count: Int,
+                                                  into out: UnsafeMutableBufferPointer<Out>,
+                                                  _ convert: (Element) -> Out) {
+        withUnsafePointer(to: &array) { raw in
+            raw.withMemoryRebound(to: Element.self, capacity: count) { list in
+                for slot in 0..<count { out[slot] = convert(list[slot]) }
+            }
         }
     }
 }
