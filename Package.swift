@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["PrimeKitBridge", "PrimeKit", "PrimeKitTestSupport",
                            .product(name: "Logging", package: "swift-log")]
         ),
-        // What the test targets share: starting the built tools as child processes.
+        // What the test targets share: starting the built tools as child processes, a seeded generator.
         .target(
             name: "PrimeKitTestSupport",
             path: "Tests/PrimeKitTestSupport"
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PrimeKitTests",
-            dependencies: ["PrimeKit", "CPrimeKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PrimeKit", "CPrimeKit", "PrimeKitTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it.
         .executableTarget(

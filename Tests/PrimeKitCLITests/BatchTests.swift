@@ -2,19 +2,8 @@
 // by an independent primality test in this file, and against coreutils `factor` when it is installed.
 
 import Foundation
+import PrimeKitTestSupport
 import Testing
-
-/// A small seeded generator (SplitMix64), so every run checks the same numbers.
-private struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Independent arithmetic for checking answers.
 private enum Check {
@@ -98,7 +87,7 @@ private enum Check {
     }
 
     /// A random prime of `bits` bits (top bit set).
-    static func randomPrime(bits: Int, _ random: inout SplitMix64) -> UInt128 {
+    static func randomPrime(bits: Int, _ random: inout SplitMix) -> UInt128 {
         while true {
             var n = UInt128(random.next()) << 64 | UInt128(random.next())
             n = n >> (128 - bits) | 1 | (1 << (bits - 1))
@@ -185,7 +174,7 @@ struct BatchTests {
     }
 
     @Test func random64And128BitNumbersMultiplyBackToPrimes() throws {
-        var random = SplitMix64(state: 20_261_126)
+        var random = SplitMix(seed: 20_261_126)
         var numbers: [UInt128] = []
         for _ in 0..<3_000 { numbers.append(UInt128(random.next() | 2)) }
         for _ in 0..<150 {
@@ -214,7 +203,7 @@ struct BatchTests {
     }
 
     @Test func argumentsAndStandardInputGiveTheSameBytes() throws {
-        var random = SplitMix64(state: 7)
+        var random = SplitMix(seed: 7)
         let numbers = (0..<5_000).map { index in String(index % 3 == 0 ? random.next() : random.next() % 1_000_000 + 2) }
         let fromArguments = try Tool.run(["factor"] + numbers)
         let fromStandardInput = try Tool.run(["factor"], stdin: Data(numbers.joined(separator: " ").utf8))
@@ -229,7 +218,7 @@ struct BatchTests {
     }
 
     @Test func bigSmallAndInvalidNumbersKeepTheirOrder() throws {
-        var random = SplitMix64(state: 99)
+        var random = SplitMix(seed: 99)
         let p = Check.randomPrime(bits: 70, &random)
         let q = Check.randomPrime(bits: 72, &random)
         let big = Check.product(p, q)  // 142 bits: a complete job, not the batch path
@@ -249,7 +238,7 @@ struct BatchTests {
     }
 
     @Test func aBoundKeepsTrialDivisionAndItsCofactorLine() async throws {
-        var random = SplitMix64(state: 5)
+        var random = SplitMix(seed: 5)
         let n = Check.randomPrime(bits: 40, &random) * Check.randomPrime(bits: 40, &random)
         let run = try Tool.run(["factor", "--bound", "1000", "12", String(n)])
         #expect(run.status == 0)
@@ -264,7 +253,7 @@ struct BatchTests {
     }
 
     @Test func anEffortLimitGivesAnHonestPartialLine() throws {
-        var random = SplitMix64(state: 11)
+        var random = SplitMix(seed: 11)
         // Two 100-bit primes (31 digits): far beyond ECM at the 15-digit level.
         let big = Check.product(Check.randomPrime(bits: 100, &random), Check.randomPrime(bits: 100, &random))
         let run = try Tool.run(["factor", "--ecm-digits", "15", "6", big])
@@ -279,7 +268,7 @@ struct BatchTests {
     }
 
     @Test func aTimeLimitGivesAnHonestPartialLineAndIsKeptByCheckpoints() throws {
-        var random = SplitMix64(state: 12)
+        var random = SplitMix(seed: 12)
         // Two 120-bit primes: far beyond a quarter of a second of ECM.
         let big = Check.product(Check.randomPrime(bits: 120, &random), Check.randomPrime(bits: 120, &random))
         let run = try Tool.run(["factor", "--time-limit", "0.25", "35", big, "12"])
@@ -313,7 +302,7 @@ struct BatchTests {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("batch.checkpoint").path
-        var random = SplitMix64(state: 3)
+        var random = SplitMix(seed: 3)
         // Two 110-bit primes: a complete job long enough to be interrupted in its ECM stage.
         let big = Check.product(Check.randomPrime(bits: 110, &random), Check.randomPrime(bits: 110, &random))
         let launched = try Launched(["factor", "--progress", "--checkpoint", checkpoint, "12", big, "35", "36"])
@@ -331,7 +320,7 @@ struct BatchTests {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("stdin.checkpoint").path
-        var random = SplitMix64(state: 17)
+        var random = SplitMix(seed: 17)
         // Balanced 64-bit semiprimes: seconds of work in all, printed a chunk (128 numbers) at a time.
         let numbers = (0..<2_000).map { _ in
             String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
@@ -357,7 +346,7 @@ struct BatchTests {
     @Test func sigtermWhileReadingStandardInputCheckpointsWhatWasReadButNotAnswered() throws {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var random = SplitMix64(state: 23)
+        var random = SplitMix(seed: 23)
         let numbers = (0..<600).map { _ in
             String(Check.randomPrime(bits: 32, &random) * Check.randomPrime(bits: 32, &random))
         }

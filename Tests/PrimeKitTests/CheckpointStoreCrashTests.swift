@@ -1,4 +1,5 @@
 import Foundation
+import PrimeKitTestSupport
 import Testing
 @testable import PrimeKit
 
@@ -27,7 +28,7 @@ private struct CrashLoopReport: Sendable {
 /// not synchronisation.
 private func crashLoop(directory: String, iterations: Int, intervalMs: Int, seed: UInt64) -> CrashLoopReport {
     var report = CrashLoopReport()
-    var random = SeededGenerator(seed: seed)
+    var random = SplitMix(seed: seed)
     var durable: [String: UInt64] = [:]
     for iteration in 0..<iterations {
         let process = Process()
@@ -76,19 +77,6 @@ private func crashLoop(directory: String, iterations: Int, intervalMs: Int, seed
         }
     }
     return report
-}
-
-/// A small deterministic generator (SplitMix64), so a failing run can be repeated.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
 }
 
 @Suite(.timeLimit(.minutes(3))) struct CheckpointStoreCrashTests {

@@ -1,5 +1,6 @@
 import PrimeKit
 import Synchronization
+import PrimeKitTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct JobControlTests {
@@ -200,18 +201,6 @@ import Testing
     }
 }
 
-/// A small seeded generator so property tests are reproducible.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite(.timeLimit(.minutes(3))) struct JobWaitingTests {
     @Test func waitingForTheEndSeesTheEndsCallbacksDone() async throws {
