@@ -198,7 +198,7 @@ import Testing
         let nothing = Probe("nothing", streams: .none)
         let sender = Probe("sender", streams: .none)
         for plugin in [everything, allButData, resultsOnly, nothing, sender] { engine.add(plugin) }
-        let job = try engine.submit(.factor(Slow.prime64).trialDivision().splitting(false).progressInterval(.zero))
+        let job = try engine.submit(Slow.endlessFactor.splitting(false).progressInterval(.zero))
         await everything.wait { $0.count(of: .progress) >= 3 }
         job.cancel()
         _ = try? await job.result
@@ -373,7 +373,7 @@ import Testing
 
     @Test func jobsStartedBeforeSubscribingOrOnTheQueueDirectlyAreSeen() async throws {
         let engine = await Engine.testing()
-        let early = try engine.submit(.factor(Slow.prime64).trialDivision().splitting(false).progressInterval(.zero))
+        let early = try engine.submit(Slow.endlessFactor.splitting(false).progressInterval(.zero))
         let probe = Probe("late", streams: [.progress, .results])
         engine.add(probe)
         await probe.wait { events in events.contains { if case .progress(let p) = $0 { p.jobID == early.id } else { false } } }
@@ -518,7 +518,7 @@ import Testing
         engine.add(LoggingPlugin(logger: capture.logger(), streams: .all))
         let ok = try engine.submit(.isPrime(1301081))
         _ = try await ok.result
-        let long = try engine.submit(.isPrime(Slow.prime64).trialDivision().splitting(false).progressInterval(.zero))
+        let long = try engine.submit(Slow.endless.splitting(false).progressInterval(.zero))
         await capture.wait { records in records.contains { $0.level == .trace && $0.metadata["job"] == "\(long.id)" } }
         long.cancel()
         let bad = try engine.submit(JobRequest.isPrime(91).failing("boom"))

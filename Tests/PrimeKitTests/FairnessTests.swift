@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct FairnessTests {
     @Test func tinyJobsFinishInOrderBeforeALongJobOfTheirPriority() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let long = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
+        let long = try queue.submit(Slow.endless.progressInterval(.zero))
         let (sliced, slice) = AsyncStream<Void>.makeStream()
         long.onProgress { _ in slice.yield() }
         // The long job has had a slice: it is between slices or on a later one when the tiny jobs come.
@@ -33,7 +33,7 @@ import Testing
         let (sliced, slice) = AsyncStream<Int>.makeStream()
         var jobs: [Job] = []
         for index in 0..<3 {
-            let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
+            let job = try queue.submit(Slow.endless.progressInterval(.zero))
             // One worker: the handlers run on it one slice after another, in the order of the slices.
             job.onProgress { _ in slice.yield(index) }
             jobs.append(job)
@@ -51,7 +51,7 @@ import Testing
 
     @Test func aStreamOfTinyJobsDoesNotStarveALongJob() async throws {
         let queue = JobQueue.testing(workers: 1) { $0.agingSlices = 4 }
-        let long = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
+        let long = try queue.submit(Slow.endless.progressInterval(.zero))
         let events = Recorder<String>()
         let (firstSlice, sliced) = AsyncStream<Void>.makeStream()
         long.onProgress { _ in
@@ -92,7 +92,7 @@ import Testing
         var longs: [Job] = []
         var firstSlices: [AsyncStream<Void>] = []
         for _ in 0..<2 {
-            let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
+            let job = try queue.submit(Slow.endless.progressInterval(.zero))
             let (sliced, slice) = AsyncStream<Void>.makeStream()
             job.onProgress { _ in slice.yield() }
             longs.append(job)

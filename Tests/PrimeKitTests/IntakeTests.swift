@@ -11,7 +11,7 @@ import Testing
     /// most of them were still in the intake when their submission returned.
     private func busyQueue(tinyJobs count: Int) async throws -> (JobQueue, long: Job, tiny: [Job]) {
         let queue = JobQueue.testing(workers: 1) { $0.agingSlices = 1_000_000_000 }
-        let long = try queue.submit(.isPrime(Slow.prime64).trialDivision().splitting(false).priority(.high))
+        let long = try queue.submit(Slow.endless.splitting(false).priority(.high))
         await long.wait(until: .running)
         var tiny: [Job] = []
         var viaIntake = 0

@@ -23,7 +23,7 @@ import Testing
 
     @Test func aJobWalksThroughEveryStateToSuccess() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let blocker = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let blocker = try queue.submit(Slow.endless)
         let job = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(blocker))
         #expect(job.state == .pending)
         await blocker.wait(until: .running)
@@ -37,16 +37,16 @@ import Testing
         #expect(await job.wait(until: .cancelled) == .cancelled)  // propagated after the blocker's own transition
         #expect(job.cancellationReason == .dependencyCancelled(blocker.id, .requested))
 
-        // Long enough (3·10^8 divisors) that the pause lands while it runs (also under TSan on a loaded machine),
-        // short enough to finish.
-        let second = try queue.submit(.isPrime(Slow.prime64, bound: "300000000"))
+        // A complete job no machine finishes, ended by its time limit (which counts running time only): it is
+        // still running when the pause lands however loaded the machine is, and it ends after it resumes.
+        let second = try queue.submit(.factor(Slow.semiprime100).effort(timeLimit: .seconds(2)))
         await second.wait(until: .running)
         _ = try await second.pause()
         #expect(second.state == .paused)
         try second.resume()
         #expect(second.state == .ready || second.state == .running)
-        let result = try await second.result
-        #expect(result.isPrime == true)
+        let result = try #require(try await second.result.factorization)
+        #expect(!result.complete && result.parts.map(\.value) == [Slow.semiprime100])
         #expect(second.state == .succeeded)
         #expect(throws: PrimeKitError.self) { try second.resume() }
         await #expect(throws: PrimeKitError.self) { try await second.pause() }
@@ -54,7 +54,7 @@ import Testing
 
     @Test func pauseReturnsACheckpointAndNoProgressFollowsUntilResume() async throws {
         let queue = JobQueue.testing(workers: 2)
-        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.zero))
+        let job = try queue.submit(Slow.endless.progressInterval(.zero))
         let paused = Atomic<Bool>(false)
         let duringPause = Atomic<Int>(0)
         let seen = Recorder<UInt64>()
@@ -90,7 +90,7 @@ import Testing
 
     @Test func cancellingARunningJobStopsItWithACheckpoint() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let job = try queue.submit(.factor(Slow.prime64).trialDivision())
+        let job = try queue.submit(Slow.endlessFactor)
         let failures = Recorder<JobFailure>()
         job.onFailure { failures.append($0) }
         await job.wait(until: .running)
@@ -107,7 +107,7 @@ import Testing
 
     @Test func cancellingTheAwaitingTaskCancelsTheJob() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let job = try queue.submit(Slow.endless)
         let task = Task { try await job.result }
         await job.wait(until: .running)
         task.cancel()
@@ -140,7 +140,7 @@ import Testing
     @Test func progressIsCoalescedToTheInterval() async throws {
         let queue = JobQueue.testing(workers: 1) { $0.sliceDuration = .microseconds(100) }
         queue.suspend()
-        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision().progressInterval(.milliseconds(50)))
+        let job = try queue.submit(Slow.endless.progressInterval(.milliseconds(50)))
         let times = Recorder<ContinuousClock.Instant>()
         job.onProgress { _ in times.append(.now) }
         queue.resume()
@@ -219,7 +219,7 @@ import Testing
 
     @Test func cancellingAWaitingTaskReturnsWithoutTouchingTheJobOrOtherWaiters() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let blocker = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let blocker = try queue.submit(Slow.endless)
         let job = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(blocker))
         let cancelled = Task { await job.wait(until: .succeeded) }
         let patient = Task { await job.wait(until: .running, .succeeded) }

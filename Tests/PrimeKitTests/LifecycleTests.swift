@@ -6,9 +6,9 @@ import Testing
     @Test func backgroundCheckpointsAndPausesRunningJobsAndForegroundContinuesThem() async throws {
         // The waiting job is of lower priority (and aging too slow to matter): it does not take a turn.
         let queue = JobQueue.testing(workers: 2) { $0.agingSlices = 1_000_000_000 }
-        let running = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64).trialDivision()) }
+        let running = try (0..<2).map { _ in try queue.submit(Slow.endless) }
         for job in running { await job.wait(until: .running) }
-        let waiting = try queue.submit(.isPrime(Slow.prime64).trialDivision().priority(.low))
+        let waiting = try queue.submit(Slow.endless.priority(.low))
         let checkpoints = await queue.enterBackground()
         #expect(!queue.isActive)
         #expect(Set(checkpoints.keys) == Set(running.map(\.id)))
@@ -24,7 +24,7 @@ import Testing
         _ = try await later.result
         // A checkpoint taken in the background restores to the same job elsewhere.
         let restored = try queue.submit(.restore(checkpoints[running[0].id]!))
-        #expect(restored.candidate == Slow.prime64)
+        #expect(restored.candidate == Slow.digits100)
         #expect(restored.kind == .isPrime)
         queue.cancelAll()
         await queue.waitUntilIdle()
@@ -32,8 +32,8 @@ import Testing
 
     @Test func resetCancelsEverythingAndLeavesAWorkingQueue() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let long = try queue.submit(.isPrime(Slow.prime64).trialDivision())
-        let queued = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let long = try queue.submit(Slow.endless)
+        let queued = try queue.submit(Slow.endless)
         let dependent = try queue.submit(.isPrime(1_000_003).dependsOn(queued))
         await long.wait(until: .running)
         let dropped = Recorder<String>()
@@ -106,7 +106,7 @@ import Testing
 
     @Test func releasingAQueueCancelsItsJobs() async throws {
         var queue: JobQueue? = JobQueue.testing(workers: 1)
-        let job = try queue!.submit(.isPrime(Slow.prime64).trialDivision())
+        let job = try queue!.submit(Slow.endless)
         await job.wait(until: .running)
         queue = nil
         #expect(await job.wait(until: .cancelled) == .cancelled)

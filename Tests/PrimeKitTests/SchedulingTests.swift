@@ -54,7 +54,7 @@ import Testing
 
     @Test func aVeryHighJobStartsWhileLongLowJobsRun() async throws {
         let queue = JobQueue.testing(workers: 2)
-        let lows = try (0..<2).map { _ in try queue.submit(.isPrime(Slow.prime64).trialDivision().priority(.low)) }
+        let lows = try (0..<2).map { _ in try queue.submit(Slow.endless.priority(.low)) }
         for low in lows { await low.wait(until: .running) }
         let urgent = try queue.submit(.factor(Medium.semiprime).trialDivision().priority(.veryHigh))
         _ = try await urgent.result
@@ -66,7 +66,7 @@ import Testing
     @Test func suspendPausesRunningJobsAndResumeContinuesThem() async throws {
         // The third job is of lower priority (and aging too slow to matter): it waits while the other two run.
         let queue = JobQueue.testing(workers: 2) { $0.agingSlices = 1_000_000_000 }
-        let jobs = try (0..<3).map { try queue.submit(.isPrime(Slow.prime64).trialDivision().priority($0 < 2 ? .normal : .low)) }
+        let jobs = try (0..<3).map { try queue.submit(Slow.endless.priority($0 < 2 ? .normal : .low)) }
         await jobs[0].wait(until: .running)
         await jobs[1].wait(until: .running)
         queue.suspend()
@@ -87,7 +87,7 @@ import Testing
 
     @Test func aJobPausedByTheUserStaysPausedWhenTheQueueResumes() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let job = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let job = try queue.submit(Slow.endless)
         await job.wait(until: .running)
         queue.suspend()
         await job.wait(until: .paused)
@@ -114,10 +114,10 @@ import Testing
 
     @Test func raisingMaxConcurrentJobsAddsWorkers() async throws {
         let queue = JobQueue.testing(workers: 1)
-        let first = try queue.submit(.isPrime(Slow.prime64).trialDivision())
+        let first = try queue.submit(Slow.endless)
         await first.wait(until: .running)
         queue.maxConcurrentJobs = 2
-        let second = try queue.submit(.isPrime(Slow.prime64).trialDivision().priority(.veryLow))
+        let second = try queue.submit(Slow.endless.priority(.veryLow))
         #expect(await second.wait(until: .running) == .running)
         #expect(first.state == .running)
         queue.cancelAll()

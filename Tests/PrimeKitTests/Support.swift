@@ -4,13 +4,20 @@ import Testing
 
 /// Candidates whose trial division takes long enough to pause or cancel them mid-way.
 enum Slow {
-    /// The largest prime below 2^64: trial division to 2^32 takes seconds.
+    /// The largest prime below 2^64: trial division to 2^32 takes a few seconds in a debug build, a tenth of one
+    /// in a release build. Too quick to be sure a test sees it running: long jobs are `endless`.
     static let prime64 = "18446744073709551557"
     /// A 100-digit number without small factors: with bound 10^9 the GMP path takes a long time.
     static let digits100 = "2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077"
     /// With `digits100`, a bound no machine reaches within a test however loaded it is (the GMP path to 10^18):
     /// for a job that must still be running when the test looks.
     static let endlessBound = "1000000000000000000"
+    /// Trial division of `digits100` to `endlessBound`: for tests that pause, cancel or watch a job while it runs
+    /// and never need its answer.
+    /// A product of two 50-digit primes (RSA-100): a complete job on it does not end within a test but by a limit.
+    static let semiprime100 = "1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139"
+    static var endless: JobRequest { .isPrime(digits100, from: nil, bound: endlessBound) }
+    static var endlessFactor: JobRequest { .factor(digits100, from: nil, bound: endlessBound) }
 }
 
 /// Candidates that take a few milliseconds: enough slices to watch, quick even under ThreadSanitizer.
