@@ -51,7 +51,8 @@ typedef struct pk_sieve {
     uint64_t *next_mult;    /* next odd multiple of base[i] at or above seg_lo */
     size_t base_count, base_cap;
     uint64_t base_limit;    /* every odd prime <= base_limit is in base */
-    uint64_t seg_lo;        /* start of the next segment (even) */
+    uint64_t seg_lo;        /* start of the next segment (even), PK_U64_MAX for none */
+    size_t aligned;         /* next_mult of base[0 .. aligned) is for seg_lo */
     uint8_t *seg;           /* one byte per odd number of a segment */
 } pk_sieve;
 
@@ -66,6 +67,16 @@ void pk_sieve_free(pk_sieve *s);
  * count, or -1 when memory runs out.
  */
 long pk_sieve_primes(pk_sieve *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/*
+ * The set-up pk_sieve_primes(s, lo, hi, ...) needs (base primes up to
+ * sqrt(hi - 1), their multiples aligned to lo), done in chunks with a call
+ * of poll(ctx) after each chunk but the last (poll may be NULL; every call
+ * does at least one chunk when any work is left): returns 0 when ready (the
+ * call of pk_sieve_primes that follows does one segment's work), 1 when
+ * poll returned nonzero (the work done is kept; call again), -1 when memory
+ * runs out.
+ */
+int pk_sieve_prepare(pk_sieve *s, uint64_t lo, uint64_t hi, int (*poll)(void *), void *ctx);
 
 /* ------------------------------------------------------------- cache */
 

@@ -120,11 +120,51 @@ static uint64_t segment_end(const pk_job *job, uint64_t lo)
     return end > job->eff_bound ? job->eff_bound + 1 : end;
 }
 
+/* Poll between pieces: consumes the interrupt like every other path. */
+static int window_poll(void *ctx)
+{
+    return pk_job_poll(ctx);
+}
+
+/* What stopped a sieve's set-up (pk_sieve_prepare) before it was done. */
+typedef struct {
+    pk_job *job;
+    uint64_t *budget;
+    int why; /* PK_PATH_INTERRUPT or PK_PATH_BUDGET */
+} prepare_poll;
+
+/* Units charged per chunk of a sieve's set-up: a chunk takes about as long as
+   this many limb operations of trial division. */
+#define PK_SIEVE_CHUNK_UNITS UINT64_C(65536)
+
+static int prepare_stop(void *ctx)
+{
+    prepare_poll *pp = ctx;
+    if (pk_job_poll(pp->job)) {
+        pp->why = PK_PATH_INTERRUPT;
+        return 1;
+    }
+    *pp->budget = *pp->budget > PK_SIEVE_CHUNK_UNITS ? *pp->budget - PK_SIEVE_CHUNK_UNITS : 0;
+    pp->why = PK_PATH_BUDGET;
+    return *pp->budget == 0;
+}
+
+/* The set-up of the job's sieve for [lo, hi): PK_OK when ready, PK_E_NOMEM,
+   or the PK_PATH_INTERRUPT / PK_PATH_BUDGET that stopped it (its work kept).
+   Near 10^18 the set-up takes seconds: it must not hold off an interrupt. */
+static int prepare_sieve(pk_job *job, uint64_t lo, uint64_t hi, uint64_t *budget)
+{
+    prepare_poll pp = {job, budget, PK_PATH_CONTINUE};
+    int rc = pk_sieve_prepare(&job->sieve, lo, hi, prepare_stop, &pp);
+    return rc < 0 ? PK_E_NOMEM : rc > 0 ? pp.why : PK_OK;
+}
+
 /* ------------------------------------------------------- word products */
 
 /* Make primes[prime_pos] the first prime >= job->next, sieving as needed.
-   Returns 1 when no prime is left up to eff_bound. */
-static int load_primes(pk_job *job)
+   Returns 0 then, 1 when no prime is left up to eff_bound, a PK_PATH_ code
+   above 1 when the sieve's set-up stopped, or an error. */
+static int load_primes(pk_job *job, uint64_t *budget)
 {
     if (job->primes && job->next >= job->primes_lo && job->next < job->primes_hi) {
         while (job->prime_pos < job->prime_count && job->primes[job->prime_pos] < job->next)
@@ -138,6 +178,9 @@ static int load_primes(pk_job *job)
         return rc;
     while (job->next <= job->eff_bound) {
         uint64_t lo = job->next, hi = segment_end(job, lo);
+        rc = prepare_sieve(job, lo, hi, budget);
+        if (rc != PK_OK)
+            return rc;
         long count = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
         if (count < 0)
             return PK_E_NOMEM;
@@ -157,8 +200,8 @@ static int word_products(pk_job *job, uint64_t *budget)
     while (job->next <= job->eff_bound) {
         if (pk_job_stop_requested(job))
             return PK_PATH_INTERRUPT;
-        int rc = load_primes(job);
-        if (rc < 0)
+        int rc = load_primes(job, budget);
+        if (rc < 0 || rc == PK_PATH_INTERRUPT || rc == PK_PATH_BUDGET)
             return rc;
         if (rc > 0)
             break;
@@ -224,12 +267,6 @@ static size_t piece_limbs(size_t limbs)
     return cap < PK_PIECE_MIN_LIMBS ? PK_PIECE_MIN_LIMBS : cap;
 }
 
-/* Poll between pieces: consumes the interrupt like every other path. */
-static int window_poll(void *ctx)
-{
-    return pk_job_poll(ctx);
-}
-
 static int ensure_tree(pk_job *job, size_t n)
 {
     if (n <= job->tree_cap)
@@ -245,14 +282,18 @@ static int ensure_tree(pk_job *job, size_t n)
 }
 
 /* The product of the primes of [lo, hi) into out; returns the count, -1 when
-   memory runs out, or -2 when interrupted between levels of the tree (the
-   levels built so far stay in job->tree for the next call with the same range). */
-static long range_product(pk_job *job, uint64_t lo, uint64_t hi, mpz_t out)
+   memory runs out, -2 when interrupted between levels of the tree (the levels
+   built so far stay in job->tree for the next call with the same range) or
+   during the sieve's set-up, or -3 when the budget ran out in the set-up. */
+static long range_product(pk_job *job, uint64_t lo, uint64_t hi, uint64_t *budget, mpz_t out)
 {
     if (!job->rp_active || job->rp_lo != lo || job->rp_hi != hi) {
         if (ensure_primes_buffer(job) != PK_OK)
             return -1;
         job->rp_active = 0;
+        int prepared = prepare_sieve(job, lo, hi, budget);
+        if (prepared != PK_OK)
+            return prepared == PK_PATH_INTERRUPT ? -2 : prepared == PK_PATH_BUDGET ? -3 : -1;
         long n = pk_sieve_primes(&job->sieve, lo, hi, job->primes);
         /* One word per prime at worst: above 2^32 no two primes share a word. */
         if (n < 0 || ensure_tree(job, (size_t)n + 1) != PK_OK)
@@ -648,9 +689,11 @@ static int windows(pk_job *job, uint64_t *budget)
             count = e->count;
             hi = (k + (UINT64_C(1) << level)) * PK_SIEVE_SPAN;
         } else {
-            count = range_product(job, lo, hi, job->ws->node[d]);
+            count = range_product(job, lo, hi, budget, job->ws->node[d]);
             if (count == -2)
                 return PK_PATH_INTERRUPT;
+            if (count == -3)
+                return PK_PATH_BUDGET;
             if (count < 0)
                 return PK_E_NOMEM;
             if (whole)

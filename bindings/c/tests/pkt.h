@@ -230,7 +230,8 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(gcd_in_pieces_matches_mpz_gcd)                         \
     X(barrett_reduction_and_products_in_pieces_match_gmp)    \
     X(interrupts_inside_window_work_resume_to_the_same_answer) \
-    X(window_check_is_cut_into_bounded_pieces)               \
+    X(window_check_is_cut_into_bounded_pieces)                \
+    X(sieve_set_up_far_from_zero_yields_to_budget_and_interrupts)               \
     X(complete_factorizations_match_known_answers)           \
     X(m137_factors_completely)                               \
     X(complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer) \

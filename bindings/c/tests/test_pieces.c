@@ -592,3 +592,78 @@ void test_window_check_is_cut_into_bounded_pieces(void)
     free(cand);
     mpz_clear(n);
 }
+
+/* Steps a trial division of n over [from, from + 10^6] to the end, with `budget` per step or, when trap_every
+   is not 0, an unlimited budget and an interrupt raised trap_every polls into each step. Returns the steps
+   taken before the first divisor was tested; the answer goes to got. */
+static unsigned long high_start_run(const char *n, const char *from, const char *bound, uint64_t budget,
+                                    uint64_t trap_every, pkt_answer *got)
+{
+    pk_options o;
+    pk_options_init(&o);
+    o.from = from;
+    o.bound = bound;
+    pk_job *job = NULL;
+    PKT_CHECK_STATUS(pk_job_create(n, &o, &job), PK_OK, "create");
+    if (!job) return 0;
+    unsigned long steps = 0, before_first = 0;
+    int st;
+    do {
+        if (trap_every) job->poll_trap = job->polls + trap_every;
+        st = pk_job_step(job, trap_every ? UINT64_MAX : budget);
+        job->poll_trap = 0;
+        steps++;
+        pk_progress p;
+        pkt_progress(job, &p);
+        if (p.divisors_tested == 0) before_first = steps;
+    } while ((st == PK_MORE || st == PK_INTERRUPTED) && steps < 1000000);
+    PKT_CHECK_STATUS(st, PK_DONE, "high-start run");
+    PKT_CHECK_STATUS(pkt_answer_read(job, got), PK_OK, "answer");
+    pk_job_destroy(job);
+    return before_first;
+}
+
+void test_sieve_set_up_far_from_zero_yields_to_budget_and_interrupts(void)
+{
+    pkt_say("checks: trial division of p * (2^127 - 1) * (2^89 - 1) over [10^14, 10^14 + 10^6] (p the first prime "
+            "above 10^14 + 5 * 10^5): the sieve's set-up (base primes to 10^7, aligned to 10^14) is cut by a "
+            "budget of 1 and by interrupts, and each way finds p alone");
+    mpz_t p, n, m;
+    mpz_inits(p, n, m, NULL);
+    mpz_set_str(p, "100000000500000", 10);
+    mpz_nextprime(p, p);
+    mpz_ui_pow_ui(n, 2, 127);
+    mpz_sub_ui(n, n, 1);
+    mpz_ui_pow_ui(m, 2, 89);
+    mpz_sub_ui(m, m, 1);
+    mpz_mul(m, m, n); /* the cofactor expected */
+    mpz_mul(n, m, p);
+    char *cand = mpz_get_str(NULL, 10, n), *ps = mpz_get_str(NULL, 10, p), *ms = mpz_get_str(NULL, 10, m);
+    const char *from = "100000000000000", *bound = "100000001000000";
+    pkt_answer by_budget, by_interrupt, whole;
+    pkt_answer_init(&by_budget);
+    pkt_answer_init(&by_interrupt);
+    pkt_answer_init(&whole);
+    unsigned long waited = high_start_run(cand, from, bound, 1, 0, &by_budget);
+    /* 10^7 / 2^18 growth chunks and 620,000 base primes / 65,536 aligned per chunk, one chunk a step. */
+    PKT_CHECK(waited >= 20, "the set-up took %lu steps of budget 1 (not cut into chunks)", waited);
+    high_start_run(cand, from, bound, 0, 3, &by_interrupt);
+    high_start_run(cand, from, bound, UINT64_MAX, 0, &whole);
+    const pkt_answer *answers[] = {&by_budget, &by_interrupt, &whole};
+    for (size_t i = 0; i < 3; i++) {
+        const pkt_answer *a = answers[i];
+        PKT_CHECK(a->nfactors == 1 && strcmp(a->factors[0], ps) == 0 && a->exponents[0] == 1,
+                  "answer %zu: %zu factors, first %s (want %s)", i, a->nfactors,
+                  a->nfactors ? a->factors[0] : "-", ps);
+        PKT_CHECK(a->cofactor && strcmp(a->cofactor, ms) == 0, "answer %zu: cofactor %s", i,
+                  a->cofactor ? a->cofactor : "-");
+    }
+    pkt_say("set-up over %lu steps of budget 1", waited);
+    pkt_answer_free(&by_budget);
+    pkt_answer_free(&by_interrupt);
+    pkt_answer_free(&whole);
+    free(cand);
+    free(ps);
+    free(ms);
+    mpz_clears(p, n, m, NULL);
+}
