@@ -18,6 +18,9 @@ enum Slow {
     static let semiprime100 = "1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139"
     static var endless: JobRequest { .isPrime(digits100, from: nil, bound: endlessBound) }
     static var endlessFactor: JobRequest { .factor(digits100, from: nil, bound: endlessBound) }
+    /// As `endless`, for split jobs: to 10^13 (hours of work still), so that no piece starts where the sieve's
+    /// base primes alone would take seconds and hundreds of MB.
+    static var endlessSplit: JobRequest { .isPrime(digits100, from: nil, bound: "10000000000000") }
 }
 
 /// Candidates that take a few milliseconds: enough slices to watch, quick even under ThreadSanitizer.
