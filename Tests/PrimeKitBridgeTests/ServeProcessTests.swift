@@ -84,14 +84,14 @@ import Testing
         #expect(await second.exitStatus() == 0)
     }
 
-    /// A complete job paused while ECM searches for a 20-digit factor of a 60-digit number, then the server killed
+    /// A complete job paused while ECM searches for a 22-digit factor of a 61-digit number, then the server killed
     /// (SIGKILL) once the store has saved a checkpoint from the ECM stage: the restart lists the job paused in that
     /// stage, and resumed it gives the known factorization. The pause is sent as soon as the first progress from
-    /// ECM arrives, so the job cannot finish first (its ECM stage takes about a second) however slowly the store
+    /// ECM arrives, so the job cannot finish first (its ECM stage takes two seconds of CPU) however slowly the store
     /// reports its saves on a busy machine.
     @Test func afterSigkillInAnECMStageTheResumedJobGivesTheSameAnswer() async throws {
-        let (p, q) = ("45228053615579292349", "8519557186908660291333075228155768665711")  // both above 2^64
-        let candidate = "385322989230498778059477996110466824274626186263525320945139"  // p·q
+        let (p, q) = ("1000000000000000005203", "8519557186908660291333075228155768665711")  // both above 2^64
+        let candidate = "8519557186908660335660331271641528161516990412094464367694333"  // p·q
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try ServerProcess(["--state-dir", directory, "--checkpoint-interval-ms", "20"])
