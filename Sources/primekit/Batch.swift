@@ -305,6 +305,12 @@ struct ByteWriter {
         8081828384858687888990919293949596979899
         """
 
+    /// Lets `body` write at most `room` bytes at the end, in place; it returns how many it wrote.
+    mutating func appendInPlace<E: Error>(room: Int, _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
+        reserve(room)
+        count += try body(UnsafeMutableRawBufferPointer(start: base + count, count: room))
+    }
+
     /// Forgets what was written, keeping the room.
     mutating func reset() {
         count = 0
