@@ -317,8 +317,10 @@ struct ByteWriter {
     }
 
     /// Writes what was written to `descriptor` (see ``writeAll(_:_:)``).
-    func write(to descriptor: Int32) {
-        _ = writeAll(descriptor, UnsafeRawBufferPointer(start: base, count: count))
+    /// - Returns: 0, or the `errno` of the write that failed.
+    @discardableResult
+    func write(to descriptor: Int32) -> Int32 {
+        writeAll(descriptor, UnsafeRawBufferPointer(start: base, count: count))
     }
 
     /// Frees the buffer; the writer must not be used afterwards.

@@ -143,11 +143,24 @@ final class RangePipeline: @unchecked Sendable {
             let finished = slot.finished
             let stopped = slot.stopped
             condition.unlock()
+            var writeError: Int32 = 0
             for chunk in chunks {
-                chunk.lines.write(to: 1)
+                if writeError == 0 {
+                    writeError = chunk.lines.write(to: 1)
+                    if writeError == 0 {
+                        slot.written += UInt128(chunk.numbers)
+                        done.add(UInt64(chunk.numbers), ordering: .relaxed)
+                    }
+                }
                 chunk.lines.deallocate()
-                slot.written += UInt128(chunk.numbers)
-                done.add(UInt64(chunk.numbers), ordering: .relaxed)
+            }
+            if writeError != 0 {
+                // A closed pipe (`| head`) or a full disk: nothing more can be delivered.
+                condition.withLock {
+                    if failure == nil { failure = "cannot write to standard output: \(String(cString: strerror(writeError)))" }
+                }
+                stop = .at(slot.first + slot.written)
+                break
             }
             if finished {
                 condition.withLock {
@@ -234,7 +247,7 @@ final class RangePipeline: @unchecked Sendable {
                     }
                     sieve(handle, slot)
                 } catch {
-                    fail(error.message, slot)
+                    fail("the range sieve failed: \(error.message)", slot)
                 }
             case .words(let first, let last): words(first, last, slot)
             }
@@ -290,7 +303,7 @@ final class RangePipeline: @unchecked Sendable {
             // The lines of the segments before the failure are still written.
             push(&lines, &numbers, slot)
             lines.deallocate()
-            return fail(error.message, slot)
+            return fail("the range sieve failed: \(error.message)", slot)
         }
         push(&lines, &numbers, slot)
         lines.deallocate()
@@ -367,7 +380,7 @@ final class RangePipeline: @unchecked Sendable {
             } catch {
                 push(&lines, &numbers, slot)
                 lines.deallocate()
-                return fail(error.message, slot)
+                return fail("the batch factorization failed: \(error.message)", slot)
             }
             numbers += values.count
             handed += UInt128(values.count)

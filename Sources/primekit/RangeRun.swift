@@ -195,7 +195,7 @@ struct RangeRun {
                         }
                     }
                     if let failure {
-                        reportError("the range could not be factored: \(failure)")
+                        reportError(failure)
                         bar?.stop()
                         return ExitStatus.error
                     }
@@ -269,7 +269,12 @@ struct RangeRun {
             if let answer {
                 let line = settings.json ? AnswerFormat.json(answer)
                     : Array(AnswerFormat.text(answer, exponents: settings.exponents, complete: true).utf8)
-                _ = writeAll(1, line)
+                let error = writeAll(1, line)
+                guard error == 0 else {
+                    reportError("cannot write to standard output: \(String(cString: strerror(error)))")
+                    for job in flight { job.cancel() }
+                    return (true, nil)
+                }
                 counts.state.withLock { $0.earlier += 1 }
             }
         }
