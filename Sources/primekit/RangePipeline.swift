@@ -68,6 +68,8 @@ final class RangePipeline: @unchecked Sendable {
     private var running = 0
     private let stopping = Atomic<Bool>(false)
     private var failure: String?
+    /// Buffers written out, for the threads to fill again (no fresh pages for every chunk).
+    private var spare: [ByteWriter] = []
     /// Numbers written so far.
     let done = Atomic<UInt64>(0)
 
@@ -77,6 +79,8 @@ final class RangePipeline: @unchecked Sendable {
     private static let sievePart: UInt64 = 1 << 18
     private static let largeSievePart: UInt64 = 1 << 20
     private static let jsonSievePart: UInt64 = 1 << 16
+    /// The kernel's segment length: no part is made shorter.
+    private static let segment: UInt64 = 8192
     private static let wordsPart: UInt128 = 2048
     private static let wordsBatch: UInt128 = 64
 
@@ -92,8 +96,10 @@ final class RangePipeline: @unchecked Sendable {
                 parts = 1
             case .sieve(let first, let last):
                 // Numbers this large take long enough that a longer part pays for its sieve's set-up.
-                let size = format.json ? Self.jsonSievePart : first >> 40 != 0 ? Self.largeSievePart : Self.sievePart
                 let count = last - first + 1  // first >= 2: no overflow
+                // A short range is still cut into a part per thread.
+                let most = format.json ? Self.jsonSievePart : first >> 40 != 0 ? Self.largeSievePart : Self.sievePart
+                let size = min(most, max(Self.segment, count / UInt64(max(1, threads)) + 1))
                 parts = UInt128(count / size + (count % size == 0 ? 0 : 1))
             case .words(let first, let last):
                 let count = last - first + 1
@@ -144,6 +150,7 @@ final class RangePipeline: @unchecked Sendable {
             let stopped = slot.stopped
             condition.unlock()
             var writeError: Int32 = 0
+            var emptied: [ByteWriter] = []
             for chunk in chunks {
                 if writeError == 0 {
                     writeError = chunk.lines.write(to: 1)
@@ -152,8 +159,9 @@ final class RangePipeline: @unchecked Sendable {
                         done.add(UInt64(chunk.numbers), ordering: .relaxed)
                     }
                 }
-                chunk.lines.deallocate()
+                emptied.append(chunk.lines)
             }
+            if !emptied.isEmpty { condition.withLock { for lines in emptied { recycleLocked(lines) } } }
             if writeError != 0 {
                 // A closed pipe (`| head`) or a full disk: nothing more can be delivered.
                 condition.withLock {
@@ -187,6 +195,8 @@ final class RangePipeline: @unchecked Sendable {
                 for chunk in slot.chunks { chunk.lines.deallocate() }
             }
             slots = [:]
+            for lines in spare { lines.deallocate() }
+            spare = []
         }
         return (stop, failure)
     }
@@ -256,12 +266,35 @@ final class RangePipeline: @unchecked Sendable {
 
     private func push(_ lines: inout ByteWriter, _ numbers: inout Int, _ slot: Slot) {
         guard numbers > 0 else { return }
-        condition.withLock {
+        let reused = condition.withLock {
             slot.chunks.append((lines, numbers))
             condition.broadcast()
+            return spare.popLast()
         }
-        lines = ByteWriter(capacity: Self.chunkBytes + (1 << 19))
+        lines = reused ?? Self.buffer()
         numbers = 0
+    }
+
+    /// A fresh buffer for a chunk.
+    private static func buffer() -> ByteWriter {
+        ByteWriter(capacity: chunkBytes + (1 << 19))
+    }
+
+    /// Keeps an empty buffer for reuse (a few), or frees it. Called with the lock held.
+    private func recycleLocked(_ lines: ByteWriter) {
+        var lines = lines
+        lines.reset()
+        if spare.count < 2 * threads { spare.append(lines) } else { lines.deallocate() }
+    }
+
+    /// A thread's buffer when it is done with a part.
+    private func recycle(_ lines: ByteWriter) {
+        condition.withLock { recycleLocked(lines) }
+    }
+
+    /// A buffer for a thread starting a part.
+    private func takeBuffer() -> ByteWriter {
+        condition.withLock { spare.popLast() } ?? Self.buffer()
     }
 
     private func end(_ slot: Slot, finished: Bool) {
@@ -281,7 +314,7 @@ final class RangePipeline: @unchecked Sendable {
 
     /// Steps a sieved sub-range to its end or to an interrupt, handing its lines over segment by segment.
     private func sieve(_ handle: KernelRange, _ slot: Slot) {
-        var lines = ByteWriter(capacity: Self.chunkBytes + (1 << 19))
+        var lines = takeBuffer()
         var numbers = 0
         var finished = false
         do {
@@ -302,11 +335,11 @@ final class RangePipeline: @unchecked Sendable {
         } catch {
             // The lines of the segments before the failure are still written.
             push(&lines, &numbers, slot)
-            lines.deallocate()
+            recycle(lines)
             return fail("the range sieve failed: \(error.message)", slot)
         }
         push(&lines, &numbers, slot)
-        lines.deallocate()
+        recycle(lines)
         end(slot, finished: finished)
     }
 
@@ -356,7 +389,7 @@ final class RangePipeline: @unchecked Sendable {
 
     /// Factors [first, last] (from 2^64 on) with the batch calls, a batch at a time, handing the lines over.
     private func words(_ first: UInt128, _ last: UInt128, _ slot: Slot) {
-        var lines = ByteWriter(capacity: Self.chunkBytes + (1 << 19))
+        var lines = takeBuffer()
         var numbers = 0
         var start = first
         var handed: UInt128 = 0
@@ -379,7 +412,7 @@ final class RangePipeline: @unchecked Sendable {
                 }
             } catch {
                 push(&lines, &numbers, slot)
-                lines.deallocate()
+                recycle(lines)
                 return fail("the batch factorization failed: \(error.message)", slot)
             }
             numbers += values.count
@@ -387,7 +420,7 @@ final class RangePipeline: @unchecked Sendable {
             push(&lines, &numbers, slot)
             start = end &+ 1
         }
-        lines.deallocate()
+        recycle(lines)
         end(slot, finished: handed == last - first + 1)
     }
 }
