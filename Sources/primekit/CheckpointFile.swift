@@ -175,14 +175,14 @@ struct CheckpointFile: Sendable {
                     throw bad("item \(ranges.count + 1): a malformed span")
                 }
                 ranges.append(.span(first: ends[0], last: ends[1]))
-            case "number", "job", "range", "span":
-                throw bad("it mixes range items with numbers")
             case "job" where ranges.isEmpty:
                 do {
                     items.append(.job(try Checkpoint(text: payload)))
                 } catch {
                     throw bad("item \(items.count + 1): \(error.message)")
                 }
+            case "number", "job", "range", "span":
+                throw bad("it mixes range items with numbers")
             default:
                 throw bad("unknown item \"\(parts[0])\"")
             }
