@@ -39,6 +39,7 @@ struct Primekit: AsyncParsableCommand {
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if let range = RangeRun.plain(arguments) { Foundation.exit(await range.run()) }
         // `factor` reading numbers from standard input, with no option but --exponents, starts nothing it does
         // not need: no argument parser, no engine, no tasks (PlainFactor.swift).
         if arguments == ["factor"] || arguments == ["factor", "--exponents"] {

@@ -78,6 +78,30 @@ struct RangeRun {
         return nil
     }
 
+    /// `factor --range A B` with no option but --json and --exponents, as the parser would take it, without the
+    /// parser (its start-up is a good part of a short range's time); nil for anything else, the parser's to check.
+    static func plain(_ arguments: [String]) -> RangeRun? {
+        guard arguments.first == "factor" else { return nil }
+        var settings = RunSettings(command: .factor)
+        var ends: (String, String)?
+        var index = 1
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--json" where !settings.json: settings.json = true
+            case "--exponents" where !settings.exponents: settings.exponents = true
+            case "--range" where ends == nil && index + 2 < arguments.count:
+                ends = (arguments[index + 1], arguments[index + 2])
+                index += 2
+            default: return nil
+            }
+            index += 1
+        }
+        guard let (first, last) = ends, problem(first: first, last: last) == nil,
+              let options = try? RunOptions.parse([]) else { return nil }
+        return RangeRun(settings: settings, options: options, work: [.span(first: first, last: last)], failed: false,
+                        resumedFrom: nil)
+    }
+
     /// The stop request: the pipeline and the engine jobs running when it comes are told at once.
     private final class Interrupt: @unchecked Sendable {
         private let state = Mutex<(requested: Bool, pipeline: RangePipeline?, jobs: [Job])>((false, nil, []))

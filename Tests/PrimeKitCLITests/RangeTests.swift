@@ -2,6 +2,7 @@
 // resume, and bad arguments.
 
 import Foundation
+import PrimeKit
 import PrimeKitTestSupport
 import Testing
 
@@ -196,5 +197,34 @@ struct RangeTests {
         #expect(refused.status == 2)
         #expect(refused.stdout.isEmpty)
         #expect(refused.stderr.contains("is not a usable primekit checkpoint"))
+    }
+
+    @Test func rangeCheckpointsWithAForeignItemOrOptionAreRefusedEvenWithAGoodChecksum() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkpoint = directory.appendingPathComponent("range.checkpoint").path
+        let first: UInt128 = 1_000_000_000_000_000_000
+        _ = try interrupted(["factor", "--range", String(first), String(first + 10_000_000_000)], signal: SIGINT,
+                            checkpoint: checkpoint)
+        let text = try String(contentsOfFile: checkpoint, encoding: .utf8)
+        let body = String(text[..<text.range(of: "checksum ", options: .backwards)!.lowerBound])
+        func signed(_ body: String) -> String { body + TextChecksum.line(for: Array(body.utf8)) }
+        #expect(signed(body) == text)
+        let itemsLine = try #require(body.range(of: "\nitems 2\n"))
+        let edits: [(String, String)] = [
+            ("a number after the range items",
+             body.replacingCharacters(in: itemsLine, with: "\nitems 3\n") + "number 2\n12\n"),
+            ("a divisor bound", body.replacingOccurrences(of: "\nbound -\n", with: "\nbound 100\n")),
+            ("a span with A > B", body.replacingOccurrences(of: String(first + 10_000_000_000) + "\n",
+                                                            with: String(first) + "\n")),
+        ]
+        for (name, edited) in edits {
+            #expect(edited != body, "\(name)")
+            try signed(edited).write(toFile: checkpoint, atomically: true, encoding: .utf8)
+            let run = try Tool.run(["resume", checkpoint])
+            #expect(run.status == 2, "\(name)")
+            #expect(run.stdout.isEmpty, "\(name)")
+            #expect(run.stderr.contains("is not a usable primekit checkpoint"), "\(name): \(run.stderr)")
+        }
     }
 }
