@@ -9,13 +9,14 @@
 #                then the fuzzers, Swift under ASan, C under valgrind
 #   make fuzz    the libFuzzer harnesses (kernel parser and checkpoints, JSON, bridge), FUZZ_SECONDS each
 #   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
+#   make bench-range  `primekit factor --range A B` against `seq A B | factor` (coreutils)
 
 SHELL := /bin/bash
 DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
 .PHONY: all deps demo test test-c test-swift test-node test-python test-stress-quick stress release-tool test-tsan bench bench-quick \
-	bench-bridge fuzz clean
+	bench-bridge bench-range fuzz clean
 
 # The bindings run the release build of the tool (what users run).
 PRIMEKIT_BIN ?= $(CURDIR)/.build/release/primekit
@@ -105,6 +106,10 @@ bench-bridge: deps release-tool
 	swift run -c release primekit-bridge-bench
 	cd bindings/node && PRIMEKIT_BIN="$(PRIMEKIT_BIN)" node bench/roundtrip.mjs
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bindings/python/.venv/bin/python bindings/python/bench/roundtrip.py
+
+bench-range: deps
+	swift build -c release --product primekit
+	Tests/Benchmarks/cli/range.sh $(RUNS)
 
 fuzz: deps
 	$(MAKE) -C Tests/Fuzz run

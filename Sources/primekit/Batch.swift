@@ -305,14 +305,22 @@ struct ByteWriter {
         8081828384858687888990919293949596979899
         """
 
+    /// Lets `body` write at most `room` bytes at the end, in place; it returns how many it wrote.
+    mutating func appendInPlace<E: Error>(room: Int, _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
+        reserve(room)
+        count += try body(UnsafeMutableRawBufferPointer(start: base + count, count: room))
+    }
+
     /// Forgets what was written, keeping the room.
     mutating func reset() {
         count = 0
     }
 
     /// Writes what was written to `descriptor` (see ``writeAll(_:_:)``).
-    func write(to descriptor: Int32) {
-        _ = writeAll(descriptor, UnsafeRawBufferPointer(start: base, count: count))
+    /// - Returns: 0, or the `errno` of the write that failed.
+    @discardableResult
+    func write(to descriptor: Int32) -> Int32 {
+        writeAll(descriptor, UnsafeRawBufferPointer(start: base, count: count))
     }
 
     /// Frees the buffer; the writer must not be used afterwards.

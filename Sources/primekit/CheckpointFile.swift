@@ -14,12 +14,17 @@
 //   <bytes>
 //   number 12                      a number not started yet (or to recompute), in exactly 12 bytes
 //   <bytes>
+//   range 97                       factor --range: a sub-range's kernel checkpoint (pk_range_checkpoint), 97 bytes
+//   <bytes>
+//   span 25                        factor --range: the numbers "A B" from A to B, not started, in 25 bytes
+//   <bytes>
 //   checksum 0123456789abcdef      FNV-1a 64 of every byte before this line (PrimeKit's TextChecksum)
 //
 // Every payload is followed by a newline. The file is written to a temporary name in the same directory, flushed
 // to disk and renamed, so a reader sees the old file or the whole new one. A file is used only whole: a checksum
 // that does not match, a line out of place, or an engine checkpoint the engine refuses rejects all of it before
-// any number is answered. Version 1 (no checksum line) is refused.
+// any number is answered. Version 1 (no checksum line) is refused. A file holds either number and job items, or
+// range and span items (of `factor --range`, with no divisor range and no exit status) — never both.
 
 import Foundation
 import PrimeKit
@@ -38,6 +43,8 @@ struct CheckpointFile: Sendable {
     var settings: RunSettings
     var failed: Bool
     var items: [WorkItem]
+    /// What a `factor --range` run has left (then `items` is empty).
+    var ranges: [RangeWork] = []
 
     /// The file's bytes.
     func encoded() -> [UInt8] {
@@ -51,14 +58,20 @@ struct CheckpointFile: Sendable {
         if let ecmDigits = settings.ecmDigits { text += "ecm-digits \(ecmDigits)\n" }
         if let timeLimit = settings.timeLimit { text += "time-limit \(timeLimit)\n" }
         text += "failed \(failed ? 1 : 0)\n"
-        text += "items \(items.count)\n"
+        text += "items \(items.count + ranges.count)\n"
         var bytes = Array(text.utf8)
-        for item in items {
-            let (tag, payload): (String, String)
+        let tagged = items.map { item in
             switch item {
-            case .number(let number): (tag, payload) = ("number", number)
-            case .job(let checkpoint): (tag, payload) = ("job", checkpoint.text)
+            case .number(let number): ("number", number)
+            case .job(let checkpoint): ("job", checkpoint.text)
             }
+        } + ranges.map { range in
+            switch range {
+            case .position(let text): ("range", text)
+            case .span(let first, let last): ("span", first + " " + last)
+            }
+        }
+        for (tag, payload) in tagged {
             bytes += Array("\(tag) \(payload.utf8.count)\n".utf8)
             bytes += Array(payload.utf8)
             bytes.append(UInt8(ascii: "\n"))
@@ -137,6 +150,7 @@ struct CheckpointFile: Sendable {
         let countText = try field("items")
         guard let count = Int(countText), count >= 0, String(count) == countText else { throw bad("bad \"items\" line") }
         var items: [WorkItem] = []
+        var ranges: [RangeWork] = []
         for _ in 0..<count {
             let parts = try line().split(separator: " ")
             guard parts.count == 2, let length = Int(parts[1]), length >= 0, String(length) == parts[1],
@@ -146,27 +160,48 @@ struct CheckpointFile: Sendable {
             let payload = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
             position += length + 1
             switch parts[0] {
-            case "number":
+            case "number" where ranges.isEmpty:
                 items.append(.number(payload))
-            case "job":
+            case "range" where items.isEmpty:
+                do {
+                    _ = try KernelRange(checkpoint: payload)
+                } catch {
+                    throw bad("item \(ranges.count + 1): \(error.message)")
+                }
+                ranges.append(.position(payload))
+            case "span" where items.isEmpty:
+                let ends = payload.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+                guard ends.count == 2, RangeRun.problem(first: ends[0], last: ends[1]) == nil else {
+                    throw bad("item \(ranges.count + 1): a malformed span")
+                }
+                ranges.append(.span(first: ends[0], last: ends[1]))
+            case "job" where ranges.isEmpty:
                 do {
                     items.append(.job(try Checkpoint(text: payload)))
                 } catch {
                     throw bad("item \(items.count + 1): \(error.message)")
                 }
+            case "number", "job", "range", "span":
+                throw bad("it mixes range items with numbers")
             default:
                 throw bad("unknown item \"\(parts[0])\"")
             }
         }
         guard position == end else { throw bad("it has data after its last item") }
+        if !ranges.isEmpty, settings.command != .factor || settings.from != nil || settings.bound != nil
+            || settings.exitStatus || settings.ecmDigits != nil || settings.timeLimit != nil {
+            throw bad("range items with options a range run does not take")
+        }
         self.settings = settings
         self.items = items
+        self.ranges = ranges
     }
 
-    init(settings: RunSettings, failed: Bool, items: [WorkItem]) {
+    init(settings: RunSettings, failed: Bool, items: [WorkItem], ranges: [RangeWork] = []) {
         self.settings = settings
         self.failed = failed
         self.items = items
+        self.ranges = ranges
     }
 
     /// Reads and parses a checkpoint file.

@@ -39,6 +39,7 @@ struct Primekit: AsyncParsableCommand {
     /// Parses the command line, runs the command and exits with the documented statuses.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if let range = RangeRun.plain(arguments) { Foundation.exit(await range.run()) }
         // `factor` reading numbers from standard input, with no option but --exponents, starts nothing it does
         // not need: no argument parser, no engine, no tasks (PlainFactor.swift).
         if arguments == ["factor"] || arguments == ["factor", "--exponents"] {
@@ -126,6 +127,7 @@ struct Factor: AsyncParsableCommand {
               primekit factor --exponents 1024 360
               primekit factor --json 12354962
               primekit factor < numbers.txt
+              primekit factor --range 1000000000000 1000000100000
             """)
 
     @Flag(help: "One JSON factor result per line (big integers as strings).")
@@ -136,6 +138,11 @@ struct Factor: AsyncParsableCommand {
 
     @OptionGroup var range: RangeOptions
     @OptionGroup var run: RunOptions
+
+    @Option(name: .customLong("range"), parsing: .upToNextOption, help: ArgumentHelp(
+        "Factor every number from A to B (both included, 2 <= A <= B), in order, like `seq A B | factor`.",
+        valueName: "A B"))
+    var rangeEnds: [String] = []
 
     @Option(name: .customLong("ecm-digits"), help: ArgumentHelp(
         "Effort limit for numbers of 2^128 and more: stop splitting a part once the ECM curves expected to find a factor of D digits are done (15 to 70; default: no limit).",
@@ -162,6 +169,8 @@ struct Factor: AsyncParsableCommand {
     /// them (every number of that run is a number to factor: the value of an option such as `--bound 100` right
     /// before the run stays with the parser).
     static func splitTrailingNumbers(_ arguments: [String]) -> ([String], [String]) {
+        // --range takes the numbers after it (A B); any more are refused by the parser's checks.
+        if arguments.prefix(while: { $0 != "--" }).contains("--range") { return (arguments, []) }
         var start = arguments.count
         while start > 1, let first = arguments[start - 1].utf8.first, first >= 0x30, first <= 0x39,
               arguments[start - 1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
@@ -174,6 +183,7 @@ struct Factor: AsyncParsableCommand {
 
     func validate() throws {
         try NegativeNumbers.rejectOptions(in: numbers)
+        if !rangeEnds.isEmpty { try validateRange() }
         if resume != nil, !numbers.isEmpty || !Self.trailingNumbers.isEmpty {
             throw ValidationError("--resume takes no numbers")
         }
@@ -193,11 +203,34 @@ struct Factor: AsyncParsableCommand {
         }
     }
 
+    /// `--range A B`: two numbers, and nothing else to factor or to limit.
+    private func validateRange() throws {
+        guard rangeEnds.count == 2 else {
+            throw ValidationError("--range takes two numbers, the first and the last: --range A B")
+        }
+        if !numbers.isEmpty || !Self.trailingNumbers.isEmpty {
+            throw ValidationError("--range takes no other numbers (and does not read standard input)")
+        }
+        for (given, name) in [(range.from != nil, "--from"), (range.bound != nil, "--bound"),
+                              (resume != nil, "--resume"), (ecmDigits != nil, "--ecm-digits"),
+                              (timeLimit != nil, "--time-limit")] where given {
+            throw ValidationError("--range factors every number completely; it cannot be combined with \(name)")
+        }
+        let ends = rangeEnds.map(NegativeNumbers.plain)
+        if let problem = RangeRun.problem(first: ends[0], last: ends[1]) { throw ValidationError(problem) }
+    }
+
     func run() async throws {
         if let resume { return try await Resume.continueRun(from: NegativeNumbers.plain(resume), options: run) }
         var settings = RunSettings(command: .factor)
         settings.json = json
         settings.exponents = exponents
+        if !rangeEnds.isEmpty {
+            let ends = rangeEnds.map(NegativeNumbers.plain)
+            let range = RangeRun(settings: settings, options: run, work: [.span(first: ends[0], last: ends[1])],
+                                 failed: false, resumedFrom: nil)
+            return try finish(await range.run())
+        }
         settings.from = range.from
         settings.bound = range.bound
         settings.ecmDigits = ecmDigits
@@ -320,6 +353,11 @@ struct Resume: AsyncParsableCommand {
 
     static func continueRun(from path: String, options: RunOptions) async throws {
         let file = try CheckpointFile.read(path: path)
+        if !file.ranges.isEmpty {
+            let range = RangeRun(settings: file.settings, options: options, work: file.ranges, failed: file.failed,
+                                 resumedFrom: path)
+            return try finish(await range.run())
+        }
         let runner = Runner(settings: file.settings, options: options, items: file.items, failed: file.failed,
                             resumedFrom: path)
         try finish(await runner.run())

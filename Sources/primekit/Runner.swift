@@ -348,15 +348,17 @@ final class Runner {
 
     /// Writes the checkpoint of an interrupted run and says so on standard error.
     /// - Parameters:
-    ///   - items: What is left, in order (not empty).
+    ///   - items: What is left, in order (not empty unless `ranges` is not).
+    ///   - ranges: What a `factor --range` run has left, in order (then `items` is empty).
     ///   - path: Where to write it; unless `chosen`, the temporary directory is tried next.
     ///   - signals: The watcher that removes a half-written file when a second signal comes.
     ///   - fromStandardInput: The run reads standard input (whose unread numbers are not in the checkpoint).
     /// - Returns: The exit status, 130.
-    static func saveCheckpoint(_ items: [WorkItem], settings: RunSettings, failed: Bool, path checkpointPath: String,
-                               chosen checkpointChosen: Bool, signals: SignalWatcher, fromStandardInput: Bool) -> Int32
+    static func saveCheckpoint(_ items: [WorkItem], ranges: [RangeWork] = [], settings: RunSettings, failed: Bool,
+                               path checkpointPath: String, chosen checkpointChosen: Bool, signals: SignalWatcher,
+                               fromStandardInput: Bool) -> Int32
     {
-        let bytes = CheckpointFile(settings: settings, failed: failed, items: items).encoded()
+        let bytes = CheckpointFile(settings: settings, failed: failed, items: items, ranges: ranges).encoded()
         // The default place is the current directory; when it is not writable, the temporary directory.
         var places = [checkpointPath]
         if !checkpointChosen {
