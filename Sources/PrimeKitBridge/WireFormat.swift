@@ -149,6 +149,14 @@ public enum WireFormat {
         out.key("factors")
         out.array { out in for factor in progress.factors { out.string(factor) } }
         writeStageMembers(progress, into: &out)
+        writeRangeMembers(progress, into: &out)
+    }
+
+    /// A range job's `numbersDone, numbersTotal` (decimal strings; protocol minor 2), nothing for other jobs.
+    static func writeRangeMembers(_ progress: JobProgress, into out: inout JSONWriter) {
+        guard progress.numbersTotal > 0 else { return }
+        out.member("numbersDone", string: String(progress.numbersDone))
+        out.member("numbersTotal", string: String(progress.numbersTotal))
     }
 
     /// `stage, stageFraction, partsLeft` of a progress report (protocol minor 1).
