@@ -118,7 +118,19 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// A `factorRange` job's blocks, in order, each delivered once (see ``RangeBlocks``); empty for other jobs.
     /// Read by one consumer at a time: a second concurrent reader gets `invalidState`.
     public var rangeBlocks: RangeBlocks {
-        RangeBlocks(job: self, run: rangeRun)
+        RangeBlocks(job: self, run: rangeRun, committing: true)
+    }
+
+    /// The blocks without committing them as they are read: the reader commits each with ``commitRangeBlock(_:)``
+    /// once it is safely consumed (the bridge: once the client acknowledged it), so a checkpoint continues with
+    /// the first block not committed.
+    package var uncommittedRangeBlocks: RangeBlocks {
+        RangeBlocks(job: self, run: rangeRun, committing: false)
+    }
+
+    /// Commits a block read from ``uncommittedRangeBlocks`` (blocks in order; others are ignored).
+    package func commitRangeBlock(_ block: RangeBlock) {
+        rangeRun?.commit(block)
     }
 
     /// Returns once this range job waits for its consumer (its buffer of unread blocks is full, so it is not

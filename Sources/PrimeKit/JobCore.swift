@@ -246,7 +246,7 @@ struct JobCore: Sendable {
         }
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
         let run = pieces.read(0) { $0.range?.run }
-        let delivered = run?.delivered.done ?? 0
+        let delivered = run?.computed ?? 0
         if let run { percent = pieces[0].finished ? 100 : Double(delivered) / Double(run.total) * 100 }
         // A small job's answer keeps its factors until they are read (any other job's are in its pieces).
         if factors.isEmpty, case .small(let answer) = outcome { factors = answer.primeFactors() }

@@ -85,7 +85,7 @@ enum JobPlan {
         let first = try rangeEnd(ends.first, name: "first")
         let last = try rangeEnd(ends.last, name: "last")
         let sieve = try RangeSieve.create(first: first, last: last)
-        return piece(RangeRun(sieve: sieve, primesBefore: 0))
+        return piece(try RangeRun(sieve: sieve, primesBefore: 0))
     }
 
     /// A range end: canonical decimal below 2^64 (the range sieve's limit, one place for its message).
@@ -105,7 +105,7 @@ enum JobPlan {
     private static func piece(_ run: RangeRun) -> (JobCandidate, PieceList, Double) {
         let candidate = JobCandidate(text: RangeSummary.candidate(first: run.first, last: run.last), value: nil)
         let piece = PieceState(from: nil, bound: nil, weight: 1, kernel: nil, run: run)
-        return (candidate, PieceList(piece), Double(run.total - run.delivered.done) + 1)
+        return (candidate, PieceList(piece), Double(run.total - run.computed) + 1)
     }
 
     /// A range job from its checkpoint: one piece whose kernel text is the sieve's checkpoint.
@@ -114,7 +114,7 @@ enum JobPlan {
             throw PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: a range job has one piece")
         }
         let sieve = try RangeSieve.restore(checkpoint.pieces[0].kernelText)
-        return piece(RangeRun(sieve: sieve, primesBefore: checkpoint.rangePrimes))
+        return piece(try RangeRun(sieve: sieve, committed: checkpoint.rangeRedo, primesBefore: checkpoint.rangePrimes))
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that

@@ -147,12 +147,7 @@ extension Scheduler {
     /// The job's checkpoint from its pieces at rest; a piece that never started gets its kernel job now.
     func capture(_ job: Job, _ core: inout JobCore, keep: Bool) throws(PrimeKitError) -> Checkpoint {
         var pieces: [Checkpoint.Piece] = []
-        if let run = core.pieces.read(0, { $0.range?.run }) {
-            let position = run.sieve.position()
-            let piece = Checkpoint.Piece(from: String(position.first), bound: String(position.last),
-                                         kernelText: try run.sieve.checkpoint())
-            return Checkpoint(kind: job.kind, pieces: [piece], rangePrimes: run.delivered.primes)
-        }
+        if let run = core.pieces.read(0, { $0.range?.run }) { return try run.checkpoint(kind: job.kind) }
         for index in core.pieces.indices {
             let piece = core.pieces[index]
             let kernel: KernelJob
@@ -185,7 +180,7 @@ extension Scheduler {
         let kernels = core.pieces.filter(\.onWorker).compactMap(\.kernel)
         if !kernels.isEmpty { effects.add { for kernel in kernels { kernel.interrupt() } } }
         let runs = core.pieces.filter(\.onWorker).compactMap { $0.range?.run }
-        if !runs.isEmpty { effects.add { for run in runs { run.sieve.interrupt() } } }
+        if !runs.isEmpty { effects.add { for run in runs { run.interrupt() } } }
     }
 
     /// Sends a progress snapshot when somebody listens and the job's interval has passed.

@@ -309,14 +309,18 @@ final class Scheduler: Sendable {
         let job = assignment.job
         if run.isFull { return .blocked(job, piece: assignment.piece) }
         let start = ContinuousClock.now
-        let step: KernelStep
+        let (sieve, catchingUp) = run.activeSieve
+        var step: KernelStep
         do {
-            step = try run.sieve.step(budget: assignment.budget)
-            // The segment is counted delivered once it is in the buffer; the sieve's position (its checkpoint)
-            // counts it too, so no block is lost or repeated across a checkpoint taken after this slice.
-            if let block = try run.sieve.deliveredBlock() { run.deliver(block) }
+            step = try sieve.step(budget: assignment.budget)
+            if let block = try sieve.deliveredBlock() { run.deliver(block) }
         } catch {
             return .failed(job, piece: assignment.piece, error)
+        }
+        if catchingUp && step == .done {
+            // A restored job has computed again what its checkpoint had not committed: on with the main sieve.
+            run.endCatchUp()
+            step = .more
         }
         if step == .done {
             return .finished(job, piece: assignment.piece, run.progress(done: true), factors: nil,

@@ -7,8 +7,10 @@ import Synchronization
 /// and the job stops being scheduled: a client that does not acknowledge holds at most `window` blocks in the
 /// outbox, the engine's four in its buffer and one here.
 ///
-/// When the job fails or is cancelled, the blocks the engine had already delivered are sent without waiting for
-/// credit (at most four), then the job's `job/finished`. After a success the credit rule holds to the last block.
+/// A block is committed to the job (a checkpoint continues after it) when the client acknowledges it, so a job
+/// restored from a checkpoint repeats the blocks sent but not acknowledged, and skips none. When the job fails or
+/// is cancelled nothing more is sent (blocks past the checkpoint are dropped) and its `job/finished` follows.
+/// After a success the credit rule holds to the last block.
 final class RangeStream: Sendable {
     /// Blocks the server sends beyond the last one acknowledged.
     static let window: UInt64 = 4
@@ -20,6 +22,8 @@ final class RangeStream: Sendable {
     private struct State {
         var sent: UInt64 = 0
         var acknowledged: UInt64 = 0
+        /// Blocks sent and not acknowledged, in order (at most `window`): committed to the job when acknowledged.
+        var unacknowledged: [RangeBlock] = []
         var waiter: CheckedContinuation<Void, Never>?
         /// The job failed or was cancelled: what is left is sent without credit.
         var stopped = false
@@ -44,12 +48,17 @@ final class RangeStream: Sendable {
     /// `job/ack`: the client has read every block up to `seq`.
     /// - Returns: The blocks sent so far, or nil when `seq` is above that.
     func acknowledge(_ seq: UInt64) -> UInt64? {
-        let (accepted, waiter): (UInt64?, CheckedContinuation<Void, Never>?) = state.withLock(anchoredTo: self) { s in
-            guard seq <= s.sent else { return (nil, nil) }
-            s.acknowledged = max(s.acknowledged, seq)
-            defer { s.waiter = nil }
-            return (s.sent, s.waiter)
-        }
+        let (accepted, waiter, committed): (UInt64?, CheckedContinuation<Void, Never>?, [RangeBlock]) =
+            state.withLock(anchoredTo: self) { s in
+                guard seq <= s.sent else { return (nil, nil, []) }
+                let newly = Int(seq > s.acknowledged ? seq - s.acknowledged : 0)
+                s.acknowledged = max(s.acknowledged, seq)
+                let committed = Array(s.unacknowledged.prefix(newly))
+                s.unacknowledged.removeFirst(committed.count)
+                defer { s.waiter = nil }
+                return (s.sent, s.waiter, committed)
+            }
+        for block in committed { job.commitRangeBlock(block) }
         waiter?.resume()
         return accepted
     }
@@ -66,9 +75,10 @@ final class RangeStream: Sendable {
     private func run() async {
         var seq: UInt64 = 0
         do {
-            for try await block in job.rangeBlocks {
+            for try await block in job.uncommittedRangeBlocks {
                 seq += 1
                 await waitForCredit(seq)
+                if state.withLock(anchoredTo: self, { $0.stopped }) { break }
                 var out = JSONWriter()
                 out.object { out in
                     out.member("jsonrpc", string: "2.0")
@@ -79,11 +89,14 @@ final class RangeStream: Sendable {
                         WireFormat.writeRangeBlockMembers(block, seq: seq, into: &out)
                     }
                 }
-                state.withLock(anchoredTo: self) { $0.sent = seq }
+                state.withLock(anchoredTo: self) { s in
+                    s.sent = seq
+                    s.unacknowledged.append(block)
+                }
                 outbox.rangeBlock(job.id, out.bytes + [0x0A])
             }
         } catch {
-            // The job failed or was cancelled: every block it delivered was sent; its job/finished says why.
+            // The job failed or was cancelled: its job/finished says why.
         }
         ended(job.id)
         outbox.endRange(job.id)

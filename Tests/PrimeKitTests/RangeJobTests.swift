@@ -173,8 +173,8 @@ import Testing
 
     // MARK: - Pause, checkpoint, restore
 
-    /// Pauses at random blocks, moves the job through its checkpoint into a new queue (cancelling the old one and
-    /// reading what it had delivered), and compares the concatenation with the uninterrupted run.
+    /// Pauses at random blocks, moves the job through its checkpoint into a new queue (cancelling the old one),
+    /// and compares the concatenation with the uninterrupted run.
     @Test func pauseAndRestoreMidRangeGiveExactlyTheUninterruptedSequence() async throws {
         let first: UInt64 = 1_000_000_000_000
         let last = first + 150_000
@@ -213,12 +213,9 @@ import Testing
                     break
                 }
                 #expect(checkpoint.kind == .factorRange)
-                // What the paused job delivered stays readable; cancelling ends its sequence after that.
+                // Cancelling drops what the paused job had computed past its checkpoint: the next read throws.
                 job.cancel()
-                do {
-                    while let block = try await iterator.next() { received.append(block) }
-                    Issue.record("a cancelled job's blocks ended without CancellationError")
-                } catch is CancellationError {}
+                await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
                 let restored = try Checkpoint(text: checkpoint.text)
                 queues.append(JobQueue.testing())
                 job = try queues.last!.submit(.restore(restored))
@@ -270,6 +267,38 @@ import Testing
         }
     }
 
+    /// A checkpoint continues with the first block the consumer had not taken: blocks computed before it and read
+    /// after it come again from the restored job (never a number skipped).
+    @Test func blocksReadAfterACheckpointComeAgainFromTheRestoredJob() async throws {
+        let queue = JobQueue.testing()
+        let job = try queue.submit(.factorRange(Self.longFirst, Self.longLast))
+        var iterator = job.rangeBlocks.makeAsyncIterator()
+        let taken = try #require(try await iterator.next())
+        await job.waitUntilWaitingForConsumer()  // four more blocks computed, not taken
+        let checkpoint = try await job.checkpoint()
+        let afterCheckpoint = [try #require(try await iterator.next()), try #require(try await iterator.next())]
+        job.cancel()
+        let restoredQueue = JobQueue.testing()
+        let restored = try restoredQueue.submit(.restore(try Checkpoint(text: checkpoint.text)))
+        #expect(restored.progress.numbersDone == UInt64(taken.count))
+        var again = restored.rangeBlocks.makeAsyncIterator()
+        let repeated = [try #require(try await again.next()), try #require(try await again.next())]
+        #expect(repeated == afterCheckpoint)
+        #expect(repeated[0].first == taken.last + 1)
+        // The restored job computed the uncommitted blocks again with a sieve of their own, then goes on with the
+        // saved one: the blocks after them follow without a gap.
+        var next = repeated[1].last + 1
+        for _ in 0..<6 {
+            let block = try #require(try await again.next())
+            #expect(block.first == next)
+            for index in 0..<block.count where index % 97 == 0 {
+                #expect(Self.isFactorization(block.factorization(at: index), of: block.first + UInt64(index)))
+            }
+            next = block.last + 1
+        }
+        restored.cancel()
+    }
+
     // MARK: - Cancel and backpressure
 
     @Test func cancelEndsTheBlocksWithCancellationErrorAfterTheDeliveredOnes() async throws {
@@ -280,15 +309,11 @@ import Testing
         #expect(firstBlock.first == Self.longFirst)
         await job.waitUntilWaitingForConsumer()
         job.cancel()
-        var next = firstBlock.last + 1
-        do {
-            while let block = try await iterator.next() {
-                #expect(block.first == next)
-                next = block.last + 1
-            }
-            Issue.record("the blocks of a cancelled job ended without an error")
-        } catch is CancellationError {}
+        // The blocks computed past the cancel's checkpoint are dropped: the next read throws.
+        await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
         await #expect(throws: CancellationError.self) { try await job.result }
+        let checkpoint = try await job.checkpoint()
+        #expect(checkpoint.text.contains("\nredo \(firstBlock.last + 1)\n"))
         #expect(job.state == .cancelled)
     }
 
