@@ -375,6 +375,7 @@ extension BridgeServer {
                 out.key("factors")
                 out.array { out in for factor in snapshot.factors { out.string(factor) } }
                 WireFormat.writeStageMembers(snapshot, into: &out)
+                WireFormat.writeRangeMembers(snapshot, into: &out)
                 let dependencies = job.dependencies
                 if !dependencies.isEmpty {
                     out.key("dependsOn")
