@@ -23,12 +23,15 @@ public struct RangeBlock: Sendable, Hashable {
     let exponents: [UInt8]
     /// Where each number's primes end in `primes` (exclusive).
     let ends: [UInt32]
+    /// How many numbers of the block are prime.
+    public let primeCount: Int
 
-    init(first: UInt64, primes: [UInt64], exponents: [UInt8], ends: [UInt32]) {
+    init(first: UInt64, primes: [UInt64], exponents: [UInt8], ends: [UInt32], primeCount: Int) {
         self.first = first
         self.primes = primes
         self.exponents = exponents
         self.ends = ends
+        self.primeCount = primeCount
     }
 
     /// How many numbers the block holds.
@@ -53,8 +56,6 @@ public struct RangeBlock: Sendable, Hashable {
         return Int(ends[index]) - start == 1 && exponents[start] == 1
     }
 
-    /// How many numbers of the block are prime.
-    public var primeCount: Int { (0..<count).reduce(0) { $0 + (isPrime(at: $1) ? 1 : 0) } }
 
     /// The numbers' lines as the `factor` command prints them, a prime repeated for its exponent: "12: 2 2 3".
     public var lines: [String] {

@@ -88,9 +88,11 @@ final class RangeSieve: @unchecked Sendable {
         primes.reserveCapacity(count * 3)
         exponents.reserveCapacity(count * 3)
         ends.reserveCapacity(count)
+        var primeCount = 0
         for index in 0..<count {
             let answer = answers.baseAddress! + index
             let factors = Int(answer.pointee.factor_count)
+            if factors == 1 && answer.pointee.exponents.0 == 1 { primeCount += 1 }
             withUnsafePointer(to: &answer.pointee.primes) { raw in
                 raw.withMemoryRebound(to: UInt64.self, capacity: factors) { list in
                     for slot in 0..<factors { primes.append(list[slot]) }
@@ -103,7 +105,7 @@ final class RangeSieve: @unchecked Sendable {
             }
             ends.append(UInt32(primes.count))
         }
-        return RangeBlock(first: first, primes: primes, exponents: exponents, ends: ends)
+        return RangeBlock(first: first, primes: primes, exponents: exponents, ends: ends, primeCount: primeCount)
     }
 
     /// The sieve's position as kernel checkpoint text ("primekit-range 1"); delivered segments count as done.
