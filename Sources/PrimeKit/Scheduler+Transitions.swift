@@ -146,8 +146,9 @@ extension Scheduler {
 
     /// The job's checkpoint from its pieces at rest; a piece that never started gets its kernel job now.
     func capture(_ job: Job, _ core: inout JobCore, keep: Bool) throws(PrimeKitError) -> Checkpoint {
-        var pieces: [Checkpoint.Piece] = []
+        // A range job's piece is its sieve (with the position its consumer committed).
         if let run = core.pieces.read(0, { $0.range?.run }) { return try run.checkpoint(kind: job.kind) }
+        var pieces: [Checkpoint.Piece] = []
         for index in core.pieces.indices {
             let piece = core.pieces[index]
             let kernel: KernelJob
