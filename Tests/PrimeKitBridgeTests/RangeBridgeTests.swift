@@ -88,7 +88,7 @@ import Testing
         settings.maxConcurrentJobs = 1
         let session = await Session.start(settings: settings)
         let submitted = try await session.result(
-            "job/submit", #"{"kind":"factorRange","first":"1000000000000","last":"1000010000000000"}"#)
+            "job/submit", #"{"kind":"factorRange","first":"1000000000000","last":"1010000000000"}"#)
         let id = try #require(submitted["jobId"]?.text)
         let job = try #require(session.engine.queue.jobs.first { $0.id.description == id })
         _ = try await Self.block(session, id, 4)
