@@ -56,6 +56,11 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     let timeLimit: Int64?
     /// The running time the job had used of its time limit, in nanoseconds (0 without one).
     let runningTime: Int64
+    /// A range job's count of primes among the numbers delivered before the checkpoint (its `primes` line).
+    let rangePrimes: UInt64
+    /// A range job's first number not committed by its consumer, when the sieve had computed past it (its `redo`
+    /// line): a restored job computes from there again.
+    let rangeRedo: UInt64?
 
     /// Parses checkpoint text and checks it whole: the envelope's checksum and consistency, and every kernel
     /// checkpoint in it (restored once by the kernel, which checks its checksum and state).
@@ -65,13 +70,19 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(text: String) throws(PrimeKitError) {
         self.text = text
         if text.hasPrefix("primekit-job-checkpoint ") {
-            (kind, pieces, timeLimit, runningTime) = try Self.parse(Array(text.utf8))
+            (kind, pieces, timeLimit, runningTime, rangePrimes, rangeRedo) = try Self.parse(Array(text.utf8))
         } else {
+            rangePrimes = 0
+            rangeRedo = nil
             guard !text.isEmpty else { throw Self.malformed("empty checkpoint") }
             kind = .factor
             pieces = [Piece(from: nil, bound: nil, kernelText: text)]
             timeLimit = nil
             runningTime = 0
+        }
+        if kind == .factorRange {
+            try Self.checkRange(pieces, redo: rangeRedo)
+            return
         }
         let limits = KernelLimits(maxDigits: Int.max, bpswDigits: KernelLimits.defaults.bpswDigits)
         var kernels: [KernelJob] = []
@@ -84,6 +95,21 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             }
         }
         _ = try Self.check(pieces, kernels: kernels)
+    }
+
+    /// Checks a range job's one piece: the sieve restores from it (the kernel checks its own checksum) and its
+    /// range is the one the `piece` line gives.
+    static func checkRange(_ pieces: [Piece], redo: UInt64?) throws(PrimeKitError) {
+        guard pieces.count == 1 else { throw inconsistent("a range job has one piece, not \(pieces.count)") }
+        let sieve = try RangeSieve.restore(pieces[0].kernelText)
+        let position = sieve.position()
+        guard pieces[0].from == String(position.first), pieces[0].bound == String(position.last) else {
+            throw inconsistent("the piece says \(pieces[0].from ?? "-")...\(pieces[0].bound ?? "-"), its range "
+                + "checkpoint \(position.first)...\(position.last)")
+        }
+        if let redo, redo < position.first || redo - position.first >= position.done {
+            throw inconsistent("redo \(redo) is not among the numbers the range checkpoint has computed")
+        }
     }
 
     /// Checks that restored kernel jobs agree with the pieces they came from and with each other.
@@ -130,25 +156,31 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The checkpoint of a job's pieces at rest (each made with ``Piece/init(_:)``).
     /// - Parameters:
     ///   - timeLimit: A complete job's time limit in nanoseconds, with the running time it has used.
-    init(kind: JobKind, pieces: [Piece], timeLimit: Int64? = nil, runningTime: Int64 = 0) {
+    init(kind: JobKind, pieces: [Piece], timeLimit: Int64? = nil, runningTime: Int64 = 0, rangePrimes: UInt64? = nil,
+         rangeRedo: UInt64? = nil) {
         var text = Self.header + "\nkind \(kind.rawValue)\npieces \(pieces.count)\n"
         for piece in pieces {
             text += "piece \(piece.from ?? "-") \(piece.bound ?? "-") \(piece.kernelText.utf8.count)\n"
             text += piece.kernelText + "\n"
         }
         if let timeLimit { text += "time \(timeLimit) \(max(0, runningTime))\n" }
+        if let rangePrimes { text += "primes \(rangePrimes)\n" }
+        if let rangeRedo { text += "redo \(rangeRedo)\n" }
         text += TextChecksum.line(for: text.utf8)
         self.text = text
         self.kind = kind
         self.pieces = pieces
         self.timeLimit = timeLimit
         self.runningTime = timeLimit == nil ? 0 : max(0, runningTime)
+        self.rangePrimes = rangePrimes ?? 0
+        self.rangeRedo = rangeRedo
     }
 
     public var description: String { text }
 
     /// What the restored job computes: a complete job's kernel checkpoint (format version 2) says `mode 0`.
     var mode: FactorMode {
+        guard kind != .factorRange else { return .trialDivision }
         guard let first = pieces.first else { return .trialDivision }
         return KernelJob.isComplete(checkpointText: first.kernelText) ? .complete : .trialDivision
     }
@@ -175,7 +207,9 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Reads the envelope: a byte cursor over the UTF-8 text.
-    private static func parse(_ bytes: [UInt8]) throws(PrimeKitError) -> (JobKind, [Piece], Int64?, Int64) {
+    private static func parse(_ bytes: [UInt8]) throws(PrimeKitError)
+        -> (JobKind, [Piece], Int64?, Int64, UInt64, UInt64?)
+    {
         var position = 0
         func line(_ end: Int) throws(PrimeKitError) -> [Substring] {
             guard let newline = bytes[position..<end].firstIndex(of: UInt8(ascii: "\n")) else {
@@ -235,7 +269,22 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
         }
         var timeLimit: Int64?
         var running: Int64 = 0
-        if position < end {
+        var primes: UInt64 = 0
+        var redo: UInt64?
+        if kind == .factorRange {
+            let primesLine = try line(end)
+            guard primesLine.count == 2, primesLine[0] == "primes", CandidateText.isCanonical(primesLine[1]),
+                  let count = UInt64(primesLine[1])
+            else { throw malformed("a range job's primes line is missing or bad") }
+            primes = count
+            if position < end {
+                let redoLine = try line(end)
+                guard redoLine.count == 2, redoLine[0] == "redo", CandidateText.isCanonical(redoLine[1]),
+                      let number = UInt64(redoLine[1])
+                else { throw malformed("data after a range job's primes line") }
+                redo = number
+            }
+        } else if position < end {
             let timeLine = try line(end)
             guard timeLine.count == 3, timeLine[0] == "time", CandidateText.isCanonical(timeLine[1]),
                   CandidateText.isCanonical(timeLine[2]), let limit = Int64(timeLine[1]), limit >= 1,
@@ -248,6 +297,6 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             running = used
         }
         guard position == end else { throw malformed("data after the last piece") }
-        return (kind, pieces, timeLimit, running)
+        return (kind, pieces, timeLimit, running, primes, redo)
     }
 }

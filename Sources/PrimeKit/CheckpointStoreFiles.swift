@@ -243,6 +243,7 @@ struct StoredOutcome: Codable, Sendable {
     var candidate: String
     var factorization: FactorResult?
     var primality: PrimalityResult?
+    var rangeSummary: RangeSummary?
     var errorCode: Int?
     var errorMessage: String?
 
@@ -255,6 +256,8 @@ struct StoredOutcome: Codable, Sendable {
         case .succeeded(.primality(let result)):
             primality = result
             factorization = result.factorization
+        case .succeeded(.rangeSummary(let summary)):
+            rangeSummary = summary
         case .failed(let error):
             errorCode = error.code.rawValue
             errorMessage = error.message
@@ -268,11 +271,16 @@ struct StoredOutcome: Codable, Sendable {
     func inconsistency(with record: StoreRecord) -> String? {
         if record.jobID != jobID { return "job \(record.jobID) in the header, \(jobID) in the result" }
         let failed = errorCode != nil
-        if failed != (factorization == nil && primality == nil) { return "neither a result nor an error" }
+        if failed != (factorization == nil && primality == nil && rangeSummary == nil) {
+            return "neither a result nor an error"
+        }
         if record.state != (failed ? JobState.failed : JobState.succeeded).rawValue {
             return "state \(record.state) for a job that \(failed ? "failed" : "succeeded")"
         }
         if failed { return errorMessage == nil ? "an error without a message" : nil }
+        if (rangeSummary != nil) != (record.jobKind == .factorRange) {
+            return "a result that is not of kind \(record.jobKind.rawValue)"
+        }
         if (primality != nil) != (record.jobKind == .isPrime) { return "a result that is not of kind \(record.jobKind.rawValue)" }
         if let factorization, factorization.candidate != candidate { return "the result is of another candidate" }
         if let primality, primality.candidate != candidate { return "the result is of another candidate" }
@@ -285,6 +293,7 @@ struct StoredOutcome: Codable, Sendable {
             return .success(.primality(primality))
         }
         if let factorization { return .success(.factorization(factorization)) }
+        if let rangeSummary { return .success(.rangeSummary(rangeSummary)) }
         return .failure(PrimeKitError(code: PrimeKitError.Code(rawValue: errorCode ?? 15),
                                       message: errorMessage ?? "unknown error"))
     }

@@ -115,6 +115,39 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         }
     }
 
+    /// A `factorRange` job's blocks, in order, each delivered once (see ``RangeBlocks``); empty for other jobs.
+    /// Read by one consumer at a time: a second concurrent reader gets `invalidState`.
+    public var rangeBlocks: RangeBlocks {
+        RangeBlocks(job: self, run: rangeRun, committing: true)
+    }
+
+    /// The blocks without committing them as they are read: the reader commits each with ``commitRangeBlock(_:)``
+    /// once it is safely consumed (the bridge: once the client acknowledged it), so a checkpoint continues with
+    /// the first block not committed.
+    package var uncommittedRangeBlocks: RangeBlocks {
+        RangeBlocks(job: self, run: rangeRun, committing: false)
+    }
+
+    /// Commits a block read from ``uncommittedRangeBlocks`` (blocks in order; others are ignored).
+    package func commitRangeBlock(_ block: RangeBlock) {
+        rangeRun?.commit(block)
+    }
+
+    /// Returns once this range job waits for its consumer (its buffer of unread blocks is full, so it is not
+    /// scheduled), or has finished; at once for other jobs.
+    public func waitUntilWaitingForConsumer() async {
+        await rangeRun?.waitUntilWaiting()
+    }
+
+    /// Whether this range job waits for its consumer now.
+    public var isWaitingForConsumer: Bool { rangeRun?.isWaitingForConsumer ?? false }
+
+    /// A range job's shared state.
+    var rangeRun: RangeRun? {
+        guard kind == .factorRange else { return nil }
+        return core.withLock(anchoredTo: self) { $0.pieces.read(0) { $0.range?.run } }
+    }
+
     /// Progress snapshots, at most one per ``progressInterval``; the last one before success has percent 100.
     /// The sequence ends when the job finishes. Each iteration is its own subscription; snapshots taken before it
     /// started are not replayed.

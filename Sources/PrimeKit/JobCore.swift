@@ -223,7 +223,8 @@ struct JobCore: Sendable {
             percent: percentOverride ?? max(previous, min(measured.percent, 100)),
             nextDivisor: measured.nextDivisor, divisorsTested: measured.divisorsTested,
             workDone: measured.workDone, factors: measured.factors, stage: measured.stage,
-            stageFraction: measured.stageFraction, partsLeft: measured.partsLeft)
+            stageFraction: measured.stageFraction, partsLeft: measured.partsLeft,
+            numbersDone: measured.numbersDone, numbersTotal: measured.numbersTotal)
         lastSnapshot = snapshot
         return snapshot
     }
@@ -244,6 +245,9 @@ struct JobCore: Sendable {
             factors += piece.factors
         }
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
+        let run = pieces.read(0) { $0.range?.run }
+        let delivered = run?.computed ?? 0
+        if let run { percent = pieces[0].finished ? 100 : Double(delivered) / Double(run.total) * 100 }
         // A small job's answer keeps its factors until they are read (any other job's are in its pieces).
         if factors.isEmpty, case .small(let answer) = outcome { factors = answer.primeFactors() }
         if pieces.count > 1 {
@@ -264,8 +268,14 @@ struct JobCore: Sendable {
             stage = pieces.allSatisfy(\.finished) ? .done : .trial
             fraction = min(percent, 100) / 100
         }
-        return JobProgress(jobID: jobID, seq: seq, state: state, percent: min(percent, 100), nextDivisor: next,
-                           divisorsTested: tested, workDone: work, factors: primes, stage: stage.name,
-                           stageFraction: fraction, partsLeft: partsLeft)
+        var progress = JobProgress(jobID: jobID, seq: seq, state: state, percent: min(percent, 100), nextDivisor: next,
+                                   divisorsTested: tested, workDone: work, factors: primes, stage: stage.name,
+                                   stageFraction: fraction, partsLeft: partsLeft)
+        if let run {
+            progress.numbersDone = delivered
+            progress.numbersTotal = run.total
+            progress.stage = pieces[0].finished ? "done" : "range"
+        }
+        return progress
     }
 }

@@ -12,8 +12,16 @@ enum JobPlan {
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         let effort = try JobEffort.make(request)
         if let checkpoint = request.checkpoint {
+            if checkpoint.kind == .factorRange {
+                let (candidate, pieces, work) = try restoreRange(checkpoint)
+                return (candidate, pieces, work, nil)
+            }
             let (candidate, pieces, work) = try restore(checkpoint, limits: limits)
             return (candidate, pieces, work, effort)
+        }
+        if request.kind == .factorRange {
+            let (candidate, pieces, work) = try range(request)
+            return (candidate, pieces, work, nil)
         }
         var submitted = request.submitted
         if submitted.text.isEmpty, let integer = submitted.value {
@@ -67,6 +75,46 @@ enum JobPlan {
                                    limits: limits)
         let piece = PieceState(from: request.from, bound: request.bound, weight: 1, kernel: kernel)
         return (submitted, PieceList(piece), estimatedWork, effort)
+    }
+
+    /// The one piece of a range job: its sieve, created here so that a bad range fails at submission.
+    private static func range(_ request: borrowing JobRequest) throws(PrimeKitError) -> (JobCandidate, PieceList, Double) {
+        guard let ends = request.rangeEnds else {
+            throw PrimeKitError(code: .invalidOptions, message: "a factorRange request needs first and last")
+        }
+        let first = try rangeEnd(ends.first, name: "first")
+        let last = try rangeEnd(ends.last, name: "last")
+        let sieve = try RangeSieve.create(first: first, last: last)
+        return piece(try RangeRun(sieve: sieve, primesBefore: 0))
+    }
+
+    /// A range end: canonical decimal below 2^64 (the range sieve's limit, one place for its message).
+    static func rangeEnd(_ text: String, name: String) throws(PrimeKitError) -> UInt64 {
+        guard CandidateText.isCanonical(text) else {
+            throw PrimeKitError(code: .invalidOptions,
+                                message: "\(name) \"\(text.prefix(40))\" is not a canonical decimal integer")
+        }
+        guard let value = UInt64(text) else {
+            throw PrimeKitError(code: .invalidOptions,
+                                message: "\(name) \(text.prefix(40)) is not below 2^64 = 18446744073709551616, the limit of "
+                                    + "range factoring; factor larger numbers one by one with factor jobs")
+        }
+        return value
+    }
+
+    private static func piece(_ run: RangeRun) -> (JobCandidate, PieceList, Double) {
+        let candidate = JobCandidate(text: RangeSummary.candidate(first: run.first, last: run.last), value: nil)
+        let piece = PieceState(from: nil, bound: nil, weight: 1, kernel: nil, run: run)
+        return (candidate, PieceList(piece), Double(run.total - run.computed) + 1)
+    }
+
+    /// A range job from its checkpoint: one piece whose kernel text is the sieve's checkpoint.
+    private static func restoreRange(_ checkpoint: Checkpoint) throws(PrimeKitError) -> (JobCandidate, PieceList, Double) {
+        guard checkpoint.pieces.count == 1 else {
+            throw PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: a range job has one piece")
+        }
+        let sieve = try RangeSieve.restore(checkpoint.pieces[0].kernelText)
+        return piece(try RangeRun(sieve: sieve, committed: checkpoint.rangeRedo, primesBefore: checkpoint.rangePrimes))
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that

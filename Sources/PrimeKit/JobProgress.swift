@@ -22,4 +22,8 @@ public struct JobProgress: Sendable, Hashable {
     public var stageFraction: Double = 0
     /// Composite parts not yet resolved (a complete job after trial division; 0 otherwise).
     public var partsLeft: Int = 0
+    /// A range job's numbers delivered so far (0 for other jobs); `percent` is `numbersDone / numbersTotal`.
+    public var numbersDone: UInt64 = 0
+    /// A range job's count of numbers (0 for other jobs).
+    public var numbersTotal: UInt64 = 0
 }

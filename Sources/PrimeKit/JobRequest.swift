@@ -58,6 +58,12 @@ public struct JobRequest: Sendable {
         if let checkpoint { return checkpoint.mode }
         return complete && from == nil && bound == nil ? .complete : .trialDivision
     }
+    /// A `factorRange` request's first and last number as given (decimal); nil for other requests.
+    public internal(set) var range: (first: String, last: String)? {
+        get { rangeEnds.map { ($0.first, $0.last) } }
+        set { rangeEnds = newValue.map { RangeEnds(first: $0.first, last: $0.last) } }
+    }
+    private(set) var rangeEnds: RangeEnds?
     /// Test hook: the job fails with this error on its first slice instead of running.
     var injectedFailure: PrimeKitError?
 
@@ -124,6 +130,25 @@ public struct JobRequest: Sendable {
         make(.isPrime, candidate, from: from, bound: bound)
     }
 
+    /// The complete factorization of every number from `first` to `last`, delivered in order as blocks
+    /// (``Job/rangeBlocks``); the job's result is a ``RangeSummary``. The numbers must satisfy
+    /// 2 <= first <= last < 2^64 (the range sieve's limit): ends at or above 2^64 are refused with
+    /// `invalidOptions` (factor such numbers with ``factor(_:from:bound:)`` jobs), `first` below 2 with
+    /// `candidateOutOfRange`, `first > last` with `invalidOptions`.
+    /// - Parameters:
+    ///   - first: The first number, canonical decimal.
+    ///   - last: The last number (inclusive), canonical decimal.
+    public static func factorRange(_ first: String, _ last: String) -> JobRequest {
+        var request = JobRequest(kind: .factorRange, candidate: "", from: nil, bound: nil)
+        request.rangeEnds = RangeEnds(first: first, last: last)
+        return request
+    }
+
+    /// The complete factorization of every number from `first` to `last` (see ``factorRange(_:_:)-(String,String)``).
+    public static func factorRange(_ first: UInt64, _ last: UInt64) -> JobRequest {
+        factorRange(String(first), String(last))
+    }
+
     /// A job that continues from a checkpoint (of a paused, cancelled or interrupted job, from any process).
     public static func restore(_ checkpoint: Checkpoint) -> JobRequest {
         var request = JobRequest(kind: checkpoint.kind, candidate: "", from: nil, bound: nil)
@@ -185,4 +210,10 @@ public struct JobRequest: Sendable {
         copy.allowsSplitting = allowed
         return copy
     }
+}
+
+/// A range request's ends as given.
+struct RangeEnds: Sendable, Hashable {
+    let first: String
+    let last: String
 }

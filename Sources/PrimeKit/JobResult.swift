@@ -4,12 +4,15 @@ public indirect enum JobResult: Sendable, Hashable {
     case factorization(FactorResult)
     /// The answer of an `isPrime` job.
     case primality(PrimalityResult)
+    /// The answer of a `factorRange` job (its factorizations came as blocks).
+    case rangeSummary(RangeSummary)
 
     /// The factorization (for an `isPrime` job, the one its answer was derived from).
     public var factorization: FactorResult? {
         switch self {
         case .factorization(let result): result
         case .primality(let result): result.factorization
+        case .rangeSummary: nil
         }
     }
 
@@ -19,11 +22,18 @@ public indirect enum JobResult: Sendable, Hashable {
         return nil
     }
 
-    /// The candidate, decimal.
+    /// The summary of a `factorRange` job; nil for other jobs.
+    public var rangeSummary: RangeSummary? {
+        if case .rangeSummary(let summary) = self { return summary }
+        return nil
+    }
+
+    /// The candidate, decimal (a range job's: "first-last").
     public var candidate: String {
         switch self {
         case .factorization(let result): result.candidate
         case .primality(let result): result.candidate
+        case .rangeSummary(let summary): RangeSummary.candidate(first: summary.first, last: summary.last)
         }
     }
 
@@ -32,6 +42,7 @@ public indirect enum JobResult: Sendable, Hashable {
         switch self {
         case .factorization(let result): result.isPrime
         case .primality(let result): result.isPrime
+        case .rangeSummary: nil
         }
     }
 }

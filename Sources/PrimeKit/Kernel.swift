@@ -428,7 +428,7 @@ struct SmallAnswer: Sendable {
     func result(kind: JobKind) -> JobResult {
         let factorization = FactorResult(small: self)
         switch kind {
-        case .factor: return .factorization(factorization)
+        case .factor, .factorRange: return .factorization(factorization)
         case .isPrime: return .primality(PrimalityResult(small: self, factorization: factorization))
         }
     }

@@ -28,9 +28,10 @@ struct PieceState: Sendable {
     /// The piece's last divisor, or nil for the job's own.
     var bound: String? { range?.bound }
 
-    init(from: String?, bound: String?, weight: Double, kernel: KernelJob?, shared: SharedCofactor? = nil) {
-        self.range = from == nil && bound == nil && shared == nil
-            ? nil : PieceRange(from: from, bound: bound, shared: shared)
+    init(from: String?, bound: String?, weight: Double, kernel: KernelJob?, shared: SharedCofactor? = nil,
+         run: RangeRun? = nil) {
+        self.range = from == nil && bound == nil && shared == nil && run == nil
+            ? nil : PieceRange(from: from, bound: bound, shared: shared, run: run)
         self.weight = weight
         self.kernel = kernel
     }
@@ -96,11 +97,14 @@ final class PieceRange: Sendable {
     let bound: String?
     /// What the pieces of a split job share; nil for a job in one piece.
     let shared: SharedCofactor?
+    /// A range job's sieve and block buffer (the piece has no `KernelJob`); nil for every other job.
+    let run: RangeRun?
 
-    init(from: String?, bound: String?, shared: SharedCofactor? = nil) {
+    init(from: String?, bound: String?, shared: SharedCofactor? = nil, run: RangeRun? = nil) {
         self.from = from
         self.bound = bound
         self.shared = shared
+        self.run = run
     }
 }
 

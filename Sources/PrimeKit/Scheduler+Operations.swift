@@ -476,4 +476,18 @@ extension Scheduler {
         }
         for parker in idle { parker.unpark() }
     }
+
+    // MARK: - Range jobs
+
+    /// The consumer of a range job read a block from a full buffer: a job that waits for it is queued again (a
+    /// paused or finished job is left alone; resuming queues it, and its next slice looks at the buffer).
+    func wakeRange(_ job: Job) {
+        locked { s, effects in
+            job.core.withLock(anchoredTo: job) { core in
+                guard core.state == .running, !core.holdRequested else { return }
+                let resting = core.pieces.read(0) { !$0.onWorker && !$0.queued && !$0.finished }
+                if resting { enqueue(job, &core, piece: 0, continuing: true, &s, &effects) }
+            }
+        }
+    }
 }

@@ -65,6 +65,25 @@ extension Scheduler {
             if let end { propagate(job, end, &s, &effects) }
             return nil
 
+        case .blocked(let job, let piece):
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
+                core.pieces.update(piece) { $0.onWorker = false }
+                if core.holdRequested || core.state != .running {
+                    return settle(job, &core, &s, &effects)
+                }
+                guard let run = core.pieces.read(piece, { $0.range?.run }) else { return nil }
+                let (waits, waiters) = run.park()
+                if waits {
+                    publishProgress(job, &core, &s, &effects)
+                    if !waiters.isEmpty { effects.add { for waiter in waiters { waiter.resume() } } }
+                } else {
+                    enqueue(job, &core, piece: piece, continuing: true, &s, &effects)
+                }
+                return nil
+            }
+            if let end { propagate(job, end, &s, &effects) }
+            return nil
+
         case .merged(let job, let result):
             let end: JobEnd = job.core.withLock(anchoredTo: job) { core in
                 core.merging = false
@@ -127,6 +146,8 @@ extension Scheduler {
 
     /// The job's checkpoint from its pieces at rest; a piece that never started gets its kernel job now.
     func capture(_ job: Job, _ core: inout JobCore, keep: Bool) throws(PrimeKitError) -> Checkpoint {
+        // A range job's piece is its sieve (with the position its consumer committed).
+        if let run = core.pieces.read(0, { $0.range?.run }) { return try run.checkpoint(kind: job.kind) }
         var pieces: [Checkpoint.Piece] = []
         for index in core.pieces.indices {
             let piece = core.pieces[index]
@@ -159,6 +180,8 @@ extension Scheduler {
     func interruptPieces(_ core: JobCore, _ effects: inout Effects) {
         let kernels = core.pieces.filter(\.onWorker).compactMap(\.kernel)
         if !kernels.isEmpty { effects.add { for kernel in kernels { kernel.interrupt() } } }
+        let runs = core.pieces.filter(\.onWorker).compactMap { $0.range?.run }
+        if !runs.isEmpty { effects.add { for run in runs { run.interrupt() } } }
     }
 
     /// Sends a progress snapshot when somebody listens and the job's interval has passed.
@@ -256,13 +279,21 @@ extension Scheduler {
         case .failure:
             transition(job, &core, to: .failed, &s, &effects)
         case .cancelled:
-            if core.savedCheckpoint == nil, core.pieces.contains(where: { $0.kernel != nil }) {
+            if core.savedCheckpoint == nil, core.pieces.contains(where: { $0.kernel != nil || $0.range?.run != nil }) {
                 core.savedCheckpoint = try? capture(job, &core, keep: false)
             }
             transition(job, &core, to: .cancelled, &s, &effects)
         }
         core.outcome = outcome
         let finalState = core.state
+        if let run = core.pieces.read(0, { $0.range?.run }) {
+            let error: (any Error)? = switch outcome {
+            case .success, .small: nil
+            case .failure(let error): error
+            case .cancelled: CancellationError()
+            }
+            effects.add { run.end(error) }
+        }
         // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
         effects.tap(finished: job, outcome, from: s)
         for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }

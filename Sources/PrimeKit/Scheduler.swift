@@ -216,6 +216,7 @@ final class Scheduler: Sendable {
     func runSlice(_ assignment: Assignment) -> SliceReport {
         let job = assignment.job
         if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure.error) }
+        if let run = assignment.range?.run { return runRangeSlice(assignment, run) }
         let kernel: KernelJob
         var smallProgress = KernelProgress()
         if let existing = assignment.kernel {
@@ -302,6 +303,34 @@ final class Scheduler: Sendable {
         return .stepped(job, piece: assignment.piece, step, progress, factors: factors, elapsed: elapsed, units: units)
     }
 
+    /// One slice of a range job: one sieve step (at most one segment), its block handed to the consumer's buffer.
+    /// A full buffer means no step at all: the job waits for its consumer (docs/engine.md, "Range jobs").
+    func runRangeSlice(_ assignment: Assignment, _ run: RangeRun) -> SliceReport {
+        let job = assignment.job
+        if run.isFull { return .blocked(job, piece: assignment.piece) }
+        let start = ContinuousClock.now
+        let (sieve, catchingUp) = run.activeSieve
+        var step: KernelStep
+        do {
+            step = try sieve.step(budget: assignment.budget)
+            if let block = try sieve.deliveredBlock() { run.deliver(block) }
+        } catch {
+            return .failed(job, piece: assignment.piece, error)
+        }
+        if catchingUp && step == .done {
+            // A restored job has computed again what its checkpoint had not committed: on with the main sieve.
+            run.endCatchUp()
+            step = .more
+        }
+        if step == .done {
+            return .finished(job, piece: assignment.piece, run.progress(done: true), factors: nil,
+                             outcome: .success(.rangeSummary(run.summary())))
+        }
+        let progress = run.progress(done: false)
+        return .stepped(job, piece: assignment.piece, step, progress, factors: nil,
+                        elapsed: start.duration(to: .now), units: progress.workDone &- assignment.workBefore)
+    }
+
     /// The complete answer for 2^32 <= `value` < 2^128 from the kernel's batch call: the answer a complete kernel
     /// job gives, with an isPrime composite's divisors listed from the factorization.
     static func wordResult(kind: JobKind, value: UInt128, candidate: String) throws(PrimeKitError) -> JobResult {
@@ -320,7 +349,7 @@ final class Scheduler: Sendable {
             isPrime: isPrime, certainty: factors.contains { $0.certainty == .probable } ? .probable : .proven,
             parts: [], mode: .complete)
         switch kind {
-        case .factor:
+        case .factor, .factorRange:  // a range job never comes here (its slices are `runRangeSlice`)
             return .factorization(factorization)
         case .isPrime:
             let count = powers.reduce(1) { $0 * ($1.exponent + 1) }
@@ -351,7 +380,7 @@ final class Scheduler: Sendable {
     static func buildResult(kind: JobKind, kernel: KernelJob, candidate: String) throws(PrimeKitError) -> JobResult {
         let factorization = try kernel.factorResult(candidate: candidate)
         switch kind {
-        case .factor:
+        case .factor, .factorRange:
             return .factorization(factorization)
         case .isPrime:
             var divisors: String?

@@ -42,6 +42,8 @@ enum SliceReport: Sendable {
     case finished(Job, piece: Int, KernelProgress, factors: [PrimeFactor]?, outcome: JobOutcome?)
     /// The piece could not be created or stepped.
     case failed(Job, piece: Int, PrimeKitError)
+    /// A range job's buffer of unread blocks was full: the piece did no work and waits for its consumer.
+    case blocked(Job, piece: Int)
     /// The pieces of a split job were merged.
     case merged(Job, Result<JobResult, PrimeKitError>)
 }

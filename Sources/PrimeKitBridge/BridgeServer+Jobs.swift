@@ -6,7 +6,8 @@ extension BridgeServer {
     func submit(_ params: Params) throws(RPCError) -> Answer {
         var request: JobRequest
         if let value = params["checkpoint"] {
-            for field in ["kind", "candidate", "from", "bound"] + Self.effortFields where params[field] != nil {
+            for field in ["kind", "candidate", "from", "bound", "first", "last"] + Self.effortFields
+            where params[field] != nil {
                 throw RPCError.invalidParams(field, "not allowed with a checkpoint (it holds the job's own)",
                                              got: params[field])
             }
@@ -23,7 +24,14 @@ extension BridgeServer {
         } else {
             let kindName = try params.requiredString("kind")
             guard let kind = JobKind(rawValue: kindName) else {
-                throw RPCError.invalidParams("kind", "must be \"factor\" or \"isPrime\"", got: .string(kindName))
+                throw RPCError.invalidParams("kind", "must be \"factor\", \"isPrime\" or \"factorRange\"",
+                                             got: .string(kindName))
+            }
+            if kind == .factorRange {
+                request = try Self.rangeRequest(params)
+            } else {
+            for field in ["first", "last"] where params[field] != nil {
+                throw RPCError.invalidParams(field, "belongs to factorRange jobs only", got: params[field])
             }
             let candidate = try candidate(params)
             let from = try params.decimal("from")
@@ -31,6 +39,7 @@ extension BridgeServer {
             request = kind == .factor ? .factor(candidate, from: from, bound: bound)
                                       : .isPrime(candidate, from: from, bound: bound)
             request = try Self.effort(params, trialRange: from != nil || bound != nil, applyTo: request)
+            }
         }
         if let value = params["priority"] {
             request.priority = try Self.priority(value)
@@ -57,6 +66,11 @@ extension BridgeServer {
         let job: Job
         do {
             job = try engine.submit(request)
+        } catch where request.kind == .factorRange
+                    && (error.code == .invalidOptions || error.code == .candidateOutOfRange) {
+            // The range sieve refused the ends: `first` below 2, or above `last`.
+            let field = error.code == .candidateOutOfRange ? "first" : "last"
+            throw RPCError.invalidParams(field, error.message, got: params[field])
         } catch where error.code == .invalidOptions {
             // The kernel refused the divisor range: name the member to blame.
             let field = params["bound"] != nil ? "bound" : (params["from"] != nil ? "from" : "candidate")
@@ -69,12 +83,70 @@ extension BridgeServer {
             return registry.settledWaiters > 0
         }
         if waiting { settled.withLock { settled.broadcast() } }  // the plugin may be waiting for this job's handle
+        if job.kind == .factorRange { startRangeStream(job) }
         var answer = Answer.ok { out in
             out.member("jobId", string: job.id.description)
             out.member("state", string: WireFormat.name(job.state))
         }
         answer.announcing = [job.id]
         return answer
+    }
+
+    /// A `factorRange` request from `first` and `last` (decimal strings below 2^64); nothing else of a new job's
+    /// members but the common ones (`priority`, `progressIntervalMs`, `dependsOn`) goes with them.
+    private static func rangeRequest(_ params: Params) throws(RPCError) -> JobRequest {
+        for field in ["candidate", "from", "bound"] + effortFields where params[field] != nil {
+            throw RPCError.invalidParams(field, "does not go with factorRange (it takes first and last)",
+                                         got: params[field])
+        }
+        guard let first = try params.decimal("first") else { throw RPCError.invalidParams("first", "is required", got: nil) }
+        guard let last = try params.decimal("last") else { throw RPCError.invalidParams("last", "is required", got: nil) }
+        for (field, text) in [("first", first), ("last", last)] where UInt64(text) == nil {
+            throw RPCError.invalidParams(field, "must be below 2^64 = 18446744073709551616 (range factoring's limit; "
+                                         + "factor larger numbers with factor jobs)", got: params[field])
+        }
+        return .factorRange(first, last)
+    }
+
+    /// Starts sending a range job's blocks (its `job/finished` follows the last one).
+    func startRangeStream(_ job: Job) {
+        let stream = RangeStream(job: job, outbox: outbox) { [weak self] id in
+            guard let self else { return }
+            _ = rangeStreams.withLock(anchoredTo: self) { $0.removeValue(forKey: id) }
+        }
+        rangeStreams.withLock(anchoredTo: self) { $0[job.id] = stream }
+        stream.start()
+    }
+
+    /// `job/ack`: `{jobId, seq}`, the client has read the range job's blocks up to `seq`; more may be sent.
+    func acknowledge(_ params: Params) throws(RPCError) -> Answer {
+        let id = try params.jobID()
+        guard let seq = try params.count("seq", in: 0...UInt64.max) else {
+            throw RPCError.invalidParams("seq", "is required", got: nil)
+        }
+        let stream = rangeStreams.withLock(anchoredTo: self) { $0[id] }
+        guard let stream else {
+            let (kind, state) = registry.withLock(anchoredTo: self) { registry -> (JobKind?, JobState?) in
+                if let live = registry.live[id] { return (live.kind, live.state) }
+                if let finished = registry.finished[id] { return (finished.kind, finished.state) }
+                return (nil, registry.previous[id].map(Self.state(of:)))
+            }
+            if let kind, let state, kind != .factorRange {
+                throw RPCError.invalidState(id, state, "only a factorRange job's blocks are acknowledged")
+            }
+            if state != nil {
+                // Its stream has ended: every block was sent. Nothing left to acknowledge.
+                return .ok { out in out.member("jobId", string: id.description) }
+            }
+            throw RPCError.jobNotFound(id.description)
+        }
+        guard let sent = stream.acknowledge(seq) else {
+            throw RPCError.invalidParams("seq", "is above the last block sent", got: params["seq"])
+        }
+        return .ok { out in
+            out.member("jobId", string: id.description)
+            out.member("sent", number: sent)
+        }
     }
 
     /// The members that choose how hard a new job searches (docs/protocol.md, job/submit).
@@ -303,6 +375,7 @@ extension BridgeServer {
                 out.key("factors")
                 out.array { out in for factor in snapshot.factors { out.string(factor) } }
                 WireFormat.writeStageMembers(snapshot, into: &out)
+                WireFormat.writeRangeMembers(snapshot, into: &out)
                 let dependencies = job.dependencies
                 if !dependencies.isEmpty {
                     out.key("dependsOn")

@@ -34,6 +34,8 @@ public final class BridgeServer: Sendable {
     let outbox: Outbox
     let plugin: BridgePlugin
     let registry = Mutex(Registry())
+    /// The block streams of range jobs, by job (removed when the stream ends).
+    let rangeStreams = Mutex<[JobID: RangeStream]>([:])
     /// Signalled when a finished job's notification has been queued (shutdown waits for them).
     let settled = NSCondition()
     private let exitHandler: Mutex<(@Sendable (Int32) -> Void)?>
@@ -86,6 +88,7 @@ public final class BridgeServer: Sendable {
             for result in previous { registry.previous[result.jobID] = result }
         }
         outbox.announce(recovered.map(\.id))
+        for job in recovered where job.kind == .factorRange { startRangeStream(job) }
         engine.add(plugin)
         outbox.setFailureHandler { [weak self] in
             guard let self else { return }
@@ -326,6 +329,7 @@ public final class BridgeServer: Sendable {
         case "job/cancel": return try cancel(params)
         case "job/status": return try status(params)
         case "job/list": return .now(try list(params))
+        case "job/ack": return .now(try acknowledge(params))
         case "queue/suspend": return suspendQueue()
         case "queue/resume": return .now(resumeQueue())
         case "queue/reset": return resetQueue()
@@ -384,7 +388,7 @@ public final class BridgeServer: Sendable {
     /// Every method, in the order docs/protocol.md lists them.
     static let methods = [
         "initialize", "ping", "job/submit", "job/pause", "job/resume", "job/cancel", "job/status", "job/list",
-        "queue/suspend", "queue/resume", "queue/reset", "settings/request", "settings/override", "settings/apply",
+        "job/ack", "queue/suspend", "queue/resume", "queue/reset", "settings/request", "settings/override", "settings/apply",
         "settings/get", "plugin/subscribe", "plugin/unsubscribe", "plugin/broadcast", "plugin/list", "shutdown",
         "exit",
     ]

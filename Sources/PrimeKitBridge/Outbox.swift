@@ -36,6 +36,12 @@ final class Outbox: @unchecked Sendable {
     private var entries = Deque<Entry>()
     private var progressLines: [JobID: [UInt8]] = [:]
     private var gates: [JobID: Gate] = [:]
+    /// Range jobs whose blocks are still being sent: their `job/finished` waits until the last block is queued.
+    private var rangeStreams: Set<JobID> = []
+    /// A range job's `job/finished`, held until its last block is queued.
+    private var rangeFinished: [JobID: [UInt8]] = [:]
+    /// `job/rangeBlock` lines of a job not announced yet (at most the credit window), in order.
+    private var rangeHeld: [JobID: [[UInt8]]] = [:]
     /// Bytes of lines that cannot be dropped, waiting to be written.
     private var waitingBytes = 0
     private var writing = false
@@ -76,6 +82,7 @@ final class Outbox: @unchecked Sendable {
             guard !failed else { return }
             append(.line(line))
             for id in announcing {
+                if let lines = rangeHeld.removeValue(forKey: id) { for line in lines { append(.line(line)) } }
                 if case .held(let progress, let finished)? = gates[id] {
                     if let finished {
                         gates[id] = nil
@@ -124,10 +131,41 @@ final class Outbox: @unchecked Sendable {
         }
     }
 
+    /// Opens a range job's block stream: its `job/finished` waits for ``endRange(_:)``.
+    func startRange(_ id: JobID) {
+        condition.withLock { _ = rangeStreams.insert(id) }
+    }
+
+    /// Queues a `job/rangeBlock` line (after the response that announced the job).
+    func rangeBlock(_ id: JobID, _ line: [UInt8]) {
+        condition.withLock {
+            guard !failed else { return }
+            if case .live? = gates[id] {
+                append(.line(line))
+                wakeWriter()
+            } else {
+                rangeHeld[id, default: []].append(line)
+            }
+        }
+    }
+
+    /// Closes a range job's block stream: its held `job/finished`, if any, follows the last block.
+    func endRange(_ id: JobID) {
+        let finished: [UInt8]? = condition.withLock {
+            rangeStreams.remove(id)
+            return rangeFinished.removeValue(forKey: id)
+        }
+        if let finished { self.finished(id, finished) }
+    }
+
     /// Queues a job's `job/finished` line: the last line about the job.
     func finished(_ id: JobID, _ line: [UInt8]) {
         condition.withLock {
             guard !failed else { return }
+            if rangeStreams.contains(id) {
+                rangeFinished[id] = line
+                return
+            }
             switch gates[id] {
             case nil, .held:
                 gates[id] = .held(progress: nil, finished: line)

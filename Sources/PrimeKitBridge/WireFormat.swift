@@ -9,7 +9,8 @@ public enum WireFormat {
     /// The additions within ``protocolVersion`` this module makes (`protocolMinor` in `initialize`): 1 = the
     /// effort options of job/submit, `mode`, `parts` and each factor's `certainty` in factor results, and `stage`,
     /// `stageFraction`, `partsLeft` in progress.
-    public static let protocolMinor = 1
+    /// 2 = `factorRange` jobs, `job/rangeBlock` notifications and `job/ack`.
+    public static let protocolMinor = 2
 
     /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
     /// isPrime, certainty, mode, parts}`.
@@ -80,7 +81,27 @@ public enum WireFormat {
         switch result {
         case .factorization(let factorization): write(factorization, into: &out)
         case .primality(let primality): write(primality, into: &out)
+        case .rangeSummary(let summary): write(summary, into: &out)
         }
+    }
+
+    /// A range job's result: `{first, last, count, primeCount}`, the numbers as decimal strings (protocol minor 2).
+    public static func write(_ summary: RangeSummary, into out: inout JSONWriter) {
+        out.object { out in
+            out.member("first", string: String(summary.first))
+            out.member("last", string: String(summary.last))
+            out.member("count", string: String(summary.count))
+            out.member("primeCount", string: String(summary.primeCount))
+        }
+    }
+
+    /// A `job/rangeBlock` notification's members after `jobId`: `seq` (the block's index from 1), `first` (decimal)
+    /// and `lines`, each number's line as the `factor` command prints it ("12: 2 2 3").
+    static func writeRangeBlockMembers(_ block: RangeBlock, seq: UInt64, into out: inout JSONWriter) {
+        out.member("seq", number: seq)
+        out.member("first", string: String(block.first))
+        out.key("lines")
+        out.array { out in for line in block.lines { out.string(line) } }
     }
 
     /// One result as a line of JSON (with its newline), as `primekit factor --json` prints it.
@@ -128,6 +149,14 @@ public enum WireFormat {
         out.key("factors")
         out.array { out in for factor in progress.factors { out.string(factor) } }
         writeStageMembers(progress, into: &out)
+        writeRangeMembers(progress, into: &out)
+    }
+
+    /// A range job's `numbersDone, numbersTotal` (decimal strings; protocol minor 2), nothing for other jobs.
+    static func writeRangeMembers(_ progress: JobProgress, into out: inout JSONWriter) {
+        guard progress.numbersTotal > 0 else { return }
+        out.member("numbersDone", string: String(progress.numbersDone))
+        out.member("numbersTotal", string: String(progress.numbersTotal))
     }
 
     /// `stage, stageFraction, partsLeft` of a progress report (protocol minor 1).

@@ -384,6 +384,59 @@ let w1bCheck: @Sendable (JobResult) -> Bool = {
 let m127 = JobRequest.isPrime("170141183460469231731687303715884105727", bound: "6000000000")
 let m127Check: @Sendable (JobResult) -> Bool = { $0.factorization?.factors.isEmpty == true }
 
+// MARK: - Range jobs
+
+/// The first number of the range parts: 10^12, where the sieve's primes go to 10^6.
+let rangeFirst: UInt64 = 1_000_000_000_000
+
+/// `--only range`: a factorRange job over `count` numbers on one worker, its blocks read as they come (each block's
+/// last factorization is touched so that nothing is optimised away); returns the time to the summary.
+func rangeJob(_ count: Int) -> Duration {
+    var configuration = JobQueue.Configuration()
+    configuration.maxConcurrentJobs = 1
+    let queue = JobQueue(configuration: configuration)
+    return ContinuousClock().measure {
+        let summary = blocking { () async throws -> RangeSummary in
+            let job = try queue.submit(.factorRange(rangeFirst, rangeFirst + UInt64(count) - 1))
+            var numbers = 0
+            for try await block in job.rangeBlocks {
+                numbers += block.count
+                precondition(!block.factorization(at: block.count - 1).isEmpty)
+            }
+            precondition(numbers == count)
+            return try await job.result.rangeSummary!
+        }
+        precondition(summary.count == UInt64(count))
+    }
+}
+
+/// `--only rangedirect`: the same numbers through the C API on this thread, one segment per step with the budget
+/// the engine's slices have at most, every answer copied out (what the engine does before it builds a block).
+func rangeDirect(_ count: Int) -> Duration {
+    ContinuousClock().measure {
+        var range: OpaquePointer?
+        precondition(pk_range_create(rangeFirst, rangeFirst + UInt64(count) - 1, &range) == 0)
+        defer { pk_range_destroy(range) }
+        let answers = UnsafeMutableBufferPointer<pk_u64_answer>.allocate(capacity: 8192)
+        defer { answers.deallocate() }
+        var numbers = 0
+        while true {
+            let status = pk_range_step(range, 1 << 20)
+            var segment = 0
+            pk_range_segment(range, nil, &segment)
+            if segment > 0 {
+                precondition(pk_range_answers(range, 0, segment, answers.baseAddress,
+                                              MemoryLayout<pk_u64_answer>.size) == 0)
+                precondition(answers[segment - 1].factor_count > 0)
+                numbers += segment
+            }
+            if status == Int32(PK_DONE.rawValue) { break }
+            precondition(status >= 0)
+        }
+        precondition(numbers == count)
+    }
+}
+
 // MARK: - Run
 
 /// The page faults of a `--only submit` part, printed with its result.
@@ -403,6 +456,8 @@ if let only = options.only {
     case "operations": return operationQueue(options.jobs)
     case "split1": return bigJob(m127, workers: 1, check: m127Check)
     case "split2": return bigJob(m127, workers: 2, check: m127Check)
+    case "range": return rangeJob(options.jobs)
+    case "rangedirect": return rangeDirect(options.jobs)
     case "direct":
         return ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }
     default: fatalError("unknown part \(only)")

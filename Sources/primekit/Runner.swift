@@ -291,6 +291,8 @@ final class Runner {
         case .primality(let primality):
             answers.append(primality.isPrime)
             output.write(settings.json ? AnswerFormat.json(primality) : Array(AnswerFormat.text(primality).utf8))
+        case .rangeSummary:
+            break  // this runner submits factor and isPrime jobs only
         }
     }
 

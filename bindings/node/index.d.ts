@@ -198,6 +198,28 @@ export interface JobEvents {
 }
 
 /** A submitted job. */
+/** One block of a factorRange job: consecutive numbers from `first`, one line each ("12: 2 2 3"). */
+export interface RangeBlock {
+  first: string;
+  lines: string[];
+}
+
+/** The result of a factorRange job (protocol minor 2). */
+export interface RangeSummary {
+  first: string;
+  last: string;
+  count: string;
+  primeCount: string;
+}
+
+/** A factorRange job: its blocks in order (acknowledged as read); leaving the loop early cancels it. */
+export declare class RangeJob implements AsyncIterable<RangeBlock> {
+  readonly id: string | null;
+  readonly result: Promise<RangeSummary>;
+  cancel(): Promise<void>;
+  [Symbol.asyncIterator](): AsyncIterator<RangeBlock>;
+}
+
 export declare class Job<R = FactorResult | PrimalityResult> extends EventEmitter<JobEvents> {
   private constructor();
   /** The server's id ("j1", …), null until the submission is answered. */
@@ -256,6 +278,9 @@ export declare class Client extends EventEmitter<ClientEvents> {
   submit(n: BigIntegerLike, options?: SubmitOptions & { kind?: 'factor' }): Job<FactorResult>;
   /** Continues a job from a checkpoint (from this server or another). */
   resumeFrom(checkpoint: string, options?: ResumeOptions): Job;
+  /** Factors every number from `first` to `last` (below 2^64); blocks in order (protocol minor 2). */
+  factorRange(first: BigIntegerLike, last: BigIntegerLike,
+              options?: { priority?: Priority; progressIntervalMs?: number }): RangeJob;
   suspend(): Promise<{ state: 'suspended' }>;
   resume(): Promise<{ state: 'running' }>;
   subscribe(streams: EngineStream[], tags?: string[]): Promise<{ streams: EngineStream[] }>;

@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { BridgeExitedError, ClientClosedError, PrimeKitError } from './errors.js';
 import { Job, kAborted, kAccept, kFail, kFinish, kProgress, kRespond, kStopped } from './job.js';
 import { findExecutable } from './locate.js';
+import { kBlock, RangeJob } from './range.js';
 
 const PROTOCOL_VERSION = 1;
 const STDERR_LINES = 20;
@@ -249,6 +250,26 @@ export class Client extends EventEmitter {
   /** The factorization of `n`: `{candidate, factors: [{prime, exponent}], cofactor, cofactorStatus, …}`. */
   factor(n, options) {
     return this.#run('factor', n, options);
+  }
+
+  /**
+   * Factors every number from `first` to `last` (below 2^64): an async iterator of blocks `{first, lines}` in
+   * order, acknowledged as they are read (protocol minor 2). `result` resolves with `{first, last, count,
+   * primeCount}`; leaving the loop early cancels the job.
+   * @param {string | bigint | number} first
+   * @param {string | bigint | number} last
+   * @param {{priority?: string | number, progressIntervalMs?: number}} [options]
+   * @returns {RangeJob}
+   */
+  factorRange(first, last, options = {}) {
+    const range = new RangeJob(this);
+    const params = { kind: 'factorRange', first: toDecimal(first, 'first'), last: toDecimal(last, 'last') };
+    if (options.priority !== undefined) params.priority = options.priority;
+    if (options.progressIntervalMs !== undefined) params.progressIntervalMs = options.progressIntervalMs;
+    const failure = this.#gone ?? (this.#closing ? new ClientClosedError() : null);
+    if (failure !== null) range[kFail](failure);
+    else this.#send('job/submit', params, range);
+    return range;
   }
 
   /**
@@ -517,6 +538,9 @@ export class Client extends EventEmitter {
         this.#jobs.delete(params.jobId);
         job[kFinish](params);
       }
+    } else if (method === 'job/rangeBlock') {
+      const job = this.#jobs.get(params.jobId);
+      if (job !== undefined && job[kBlock] !== undefined) job[kBlock](params);
     } else if (method === 'engine/event') {
       this.emit('engine/event', params);
     }

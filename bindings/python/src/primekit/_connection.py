@@ -227,6 +227,11 @@ class Connection:
                 job = self.jobs.get(params["jobId"])
                 if job is not None:
                     job._on_progress(params)
+            elif method == "job/rangeBlock":
+                params = message["params"]
+                on_block = getattr(self.jobs.get(params["jobId"]), "_on_block", None)
+                if on_block is not None:
+                    on_block(params)
             elif method == "engine/event":
                 for sink in list(self.event_sinks):
                     sink(message.get("params"))

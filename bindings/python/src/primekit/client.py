@@ -13,6 +13,7 @@ from . import _numbers
 from ._connection import Connection, environment_with
 from ._locate import find_executable
 from .errors import BridgeClosedError, PrimeKitError
+from .range import RangeIterator
 from .types import (EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, State,
                     StoppedJob)
 
@@ -359,6 +360,21 @@ class Client:
         """Submits a job that goes on from a checkpoint (from :meth:`Job.pause`, :meth:`Job.cancel`,
         :attr:`Job.checkpoint` or :meth:`close`), in this bridge or another one."""
         return self._submit(checkpoint_params(checkpoint, priority, progress_interval_ms, _ids(depends_on)))
+
+    def factor_range(self, first: int, last: int, *, priority: Priority | None = None,
+                     progress_interval_ms: int | None = None, timeout: float | None = None) -> RangeIterator:
+        """Factors every number from ``first`` to ``last`` (2 <= first <= last < 2^64; protocol minor 2) and
+        returns an iterator of their blocks, in order (see :class:`~primekit.range.RangeIterator`). A refused range
+        (``ValueError``, an :class:`~primekit.errors.InvalidParamsError`) is raised by the first ``next()``."""
+        params: dict[str, Any] = {"kind": "factorRange", "first": _numbers.to_decimal(first),
+                                  "last": _numbers.to_decimal(last)}
+        if priority is not None:
+            params["priority"] = priority
+        if progress_interval_ms is not None:
+            params["progressIntervalMs"] = progress_interval_ms
+        blocks = RangeIterator(self._connection, timeout)
+        self._connection.send("job/submit", params, blocks._on_submitted, blocks._on_submit_failed)
+        return blocks
 
     def _submit(self, params: dict[str, Any]) -> Job[Any]:
         job: Job[Any] = Job(self._connection)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 #: A job's kind, as the protocol names it.
-Kind: TypeAlias = Literal["factor", "isPrime"]
+Kind: TypeAlias = Literal["factor", "isPrime", "factorRange"]
 
 #: A job's state on the wire.
 State: TypeAlias = Literal["pending", "queued", "running", "paused", "succeeded", "failed", "cancelled"]
@@ -23,7 +23,7 @@ Mode: TypeAlias = Literal["complete", "trial"]
 Certainty: TypeAlias = Literal["proven", "probable"]
 
 #: The stage a job is in (``Progress.stage``).
-Stage: TypeAlias = Literal["trial", "power", "prime", "split", "ecm", "qs", "done"]
+Stage: TypeAlias = Literal["trial", "power", "prime", "split", "ecm", "qs", "range", "done"]
 
 #: A priority by name, or 0 (veryLow) to 4 (veryHigh).
 Priority: TypeAlias = Literal["veryLow", "low", "normal", "high", "veryHigh", 0, 1, 2, 3, 4]
@@ -126,3 +126,20 @@ class StoppedJob(TypedDict):
     jobId: str
     state: Literal["paused"]
     checkpoint: str
+
+
+class RangeBlock(TypedDict):
+    """One block of a ``factorRange`` job (protocol minor 2): the numbers ``first``, ``first + 1``, …, one line
+    each as the ``factor`` command prints it (``"12: 2 2 3"``)."""
+
+    first: int
+    lines: list[str]
+
+
+class RangeSummary(TypedDict):
+    """The result of a ``factorRange`` job (protocol minor 2): what was factored and how many numbers are prime."""
+
+    first: int
+    last: int
+    count: int
+    primeCount: int
