@@ -101,7 +101,7 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     /// range is the one the `piece` line gives.
     static func checkRange(_ pieces: [Piece], redo: UInt64?) throws(PrimeKitError) {
         guard pieces.count == 1 else { throw inconsistent("a range job has one piece, not \(pieces.count)") }
-        let sieve = try RangeSieve.restore(pieces[0].kernelText)
+        let sieve = try KernelRange(checkpoint: pieces[0].kernelText)
         let position = sieve.position()
         guard pieces[0].from == String(position.first), pieces[0].bound == String(position.last) else {
             throw inconsistent("the piece says \(pieces[0].from ?? "-")...\(pieces[0].bound ?? "-"), its range "

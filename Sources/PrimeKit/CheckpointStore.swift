@@ -246,7 +246,7 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
             nextTick = min(nextTick, Date().addingTimeInterval(state.interval.seconds))
             while !state.stopping && state.completions.isEmpty && state.flushWaiters.isEmpty
                 && Date() < nextTick {
-                condition.wait(until: nextTick)
+                _ = condition.wait(until: nextTick)  // a timeout or a signal: the loop looks again
             }
             if state.stopping {
                 state.threadRunning = false

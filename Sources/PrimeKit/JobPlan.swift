@@ -84,7 +84,7 @@ enum JobPlan {
         }
         let first = try rangeEnd(ends.first, name: "first")
         let last = try rangeEnd(ends.last, name: "last")
-        let sieve = try RangeSieve.create(first: first, last: last)
+        let sieve = try KernelRange(first: first, last: last)
         return piece(try RangeRun(sieve: sieve, primesBefore: 0))
     }
 
@@ -113,7 +113,7 @@ enum JobPlan {
         guard checkpoint.pieces.count == 1 else {
             throw PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: a range job has one piece")
         }
-        let sieve = try RangeSieve.restore(checkpoint.pieces[0].kernelText)
+        let sieve = try KernelRange(checkpoint: checkpoint.pieces[0].kernelText)
         return piece(try RangeRun(sieve: sieve, committed: checkpoint.rangeRedo, primesBefore: checkpoint.rangePrimes))
     }
 

@@ -3,13 +3,13 @@
 
 internal import CPrimeKit
 
-/// What one `pk_job_step` call ended with.
-enum KernelStep: Sendable {
-    /// The budget was spent and work remains.
+/// What one `pk_job_step` or `pk_range_step` call ended with.
+package enum KernelStep: Sendable {
+    /// The budget was spent and work remains (a range step may have delivered a segment: ``KernelRange/segment``).
     case more
-    /// The job is finished.
+    /// The job is finished (a range: its last segment was delivered by this step or an earlier one).
     case done
-    /// `pk_job_interrupt` was seen; the job is intact.
+    /// The interrupt was seen; the job or range is intact (a range step delivered nothing).
     case interrupted
 }
 

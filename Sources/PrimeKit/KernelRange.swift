@@ -4,16 +4,6 @@
 
 internal import CPrimeKit
 
-/// What one `pk_range_step` call ended with.
-package enum KernelRangeStep: Sendable {
-    /// Numbers remain (``KernelRange/segment`` says whether this step delivered some).
-    case more
-    /// The last segment was delivered by this step or an earlier one.
-    case done
-    /// `pk_range_interrupt` was seen; nothing was delivered and the range is intact.
-    case interrupted
-}
-
 /// A Swift copy of `pk_range_progress`.
 package struct KernelRangeProgress: Sendable, Hashable {
     package var first: UInt64
@@ -88,7 +78,7 @@ package final class KernelRange: @unchecked Sendable {
     }
 
     /// Does at most about `budget` units of work (numbers sieved), delivering at most one segment.
-    package func step(budget: UInt64) throws(PrimeKitError) -> KernelRangeStep {
+    package func step(budget: UInt64) throws(PrimeKitError) -> KernelStep {
         let status = pk_range_step(handle, budget)
         switch status {
         case rangeCode(PK_MORE): return .more
@@ -98,7 +88,7 @@ package final class KernelRange: @unchecked Sendable {
         }
     }
 
-    /// Makes the running or the next step return ``KernelRangeStep/interrupted``. Safe from any thread.
+    /// Makes the running or the next step return ``KernelStep/interrupted``. Safe from any thread.
     package func interrupt() {
         pk_range_interrupt(handle)
     }

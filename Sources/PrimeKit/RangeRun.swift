@@ -13,7 +13,7 @@ final class RangeRun: Sendable {
     static let capacity = 4
 
     /// The sieve over the whole range; its position is where the job has computed to, apart from a catch-up.
-    let sieve: RangeSieve
+    let sieve: KernelRange
     let first: UInt64
     let last: UInt64
 
@@ -27,7 +27,7 @@ final class RangeRun: Sendable {
         var primesCommitted: UInt64
         var primesComputed: UInt64
         /// A restored job's sieve over the numbers its checkpoint had computed but not committed, stepped first.
-        var catchUp: RangeSieve?
+        var catchUp: KernelRange?
         /// The job is running but not queued: its buffer was full after a slice.
         var parked = false
         var consumer: CheckedContinuation<RangeBlock?, any Error>?
@@ -42,7 +42,7 @@ final class RangeRun: Sendable {
     ///   - sieve: The sieve over the whole range, at the position computed so far.
     ///   - committed: The first number not committed (a restored job's `redo` line); nil: the sieve's position.
     ///   - primesBefore: Primes among the numbers before `committed`.
-    init(sieve: RangeSieve, committed: UInt64? = nil, primesBefore: UInt64) throws(PrimeKitError) {
+    init(sieve: KernelRange, committed: UInt64? = nil, primesBefore: UInt64) throws(PrimeKitError) {
         let position = sieve.position()
         // Positions wrap to 0 past 2^64 - 1: compare offsets from `first`.
         let computed = position.first &+ position.done
@@ -51,7 +51,7 @@ final class RangeRun: Sendable {
         self.first = position.first
         self.last = position.last
         let catchUp = start &- position.first < position.done
-            ? try RangeSieve.create(first: start, last: computed &- 1) : nil
+            ? try KernelRange(first: start, last: computed &- 1) : nil
         self.state = Mutex(State(next: start, committed: start, primesCommitted: primesBefore,
                                  primesComputed: primesBefore, catchUp: catchUp))
     }
@@ -69,7 +69,7 @@ final class RangeRun: Sendable {
     var isWaitingForConsumer: Bool { state.withLock(anchoredTo: self) { $0.parked } }
 
     /// The sieve the next step uses: the catch-up sieve while there is one. Worker only.
-    var activeSieve: (sieve: RangeSieve, catchingUp: Bool) {
+    var activeSieve: (sieve: KernelRange, catchingUp: Bool) {
         state.withLock(anchoredTo: self) { state in state.catchUp.map { ($0, true) } ?? (sieve, false) }
     }
 
