@@ -7,8 +7,8 @@ import Synchronization
 public struct BridgeLimits: Sendable, Hashable {
     /// The longest line accepted, in bytes (a million-digit candidate is 1 MB).
     public var maxMessageBytes = 16 << 20
-    /// The longest candidate, in digits.
-    public var maxDigits = 10_000_000
+    /// The longest candidate, in digits (the kernel's limit).
+    public var maxDigits = CandidateCheck.maxDigits
     /// The most unfinished jobs at once; a submission beyond it is answered -32000 (busy).
     public var maxActiveJobs = 1_000_000
     /// The most requests in one batch.

@@ -1,5 +1,7 @@
 // Checks a candidate (command line or bridge) the way a person would want to hear about it: which token is wrong, and why.
 
+import PrimeKit
+
 /// Why a piece of text is not a candidate, in words.
 public struct InvalidCandidate: Error, Sendable {
     /// The offending text (possibly cut short: see ``shown``).
@@ -28,8 +30,8 @@ public struct InvalidCandidate: Error, Sendable {
 }
 
 public enum CandidateCheck {
-    /// The kernel's default limit on candidate length.
-    public static let maxDigits = 10_000_000
+    /// The kernel's default limit on candidate length (the engine's default setting, read from the kernel).
+    public static let maxDigits = EngineSettings().maxDigits
 
     /// Returns nil for a canonical decimal integer of at least 2 and at most `maxDigits` digits, else the problem.
     /// - Parameters:
