@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { AbortError, Client, Job, JobCancelledError, PrimeKitError } from '../index.js';
-import { assertUnsplitRsa100, executable, first, RSA_100, SLOW_PRIME, within } from './helpers.js';
+import { assertUnsplitRsa100, executable, RSA_100, SLOW_PRIME, within } from './helpers.js';
 
 const GUARD_MS = 30_000;
 /** Running time of the RSA-100 jobs that are paused while they run: far longer than a pause takes to land after the
