@@ -13,12 +13,13 @@ export const moduleUrl = new URL('../index.js', import.meta.url).href;
  * it cannot start (the queue is suspended) or where they wait for its end; a complete job answers at once. */
 export const SLOW_PRIME = '18446744073709551557';
 
-/** Trial division of a 100-digit prime to 10^13: 3.5·10^11 prime divisors, hours of work for any machine, so it is
- * still running when a test pauses, cancels, shuts down or kills it; only those end it. Not a higher bound: the
- * job's pieces above the first take long to stop while they start, and the server's pause of this job took 0.06 s
- * at 10^13 but 1.4 s at 10^15 and 84 s at 10^18 (release build). */
+/** Trial division of a 31-digit prime to 10^13: 3.5·10^11 prime divisors, far more than any machine tries within a
+ * test, so it is still running when a test pauses, cancels, shuts down or kills it; only those end it. Its first
+ * progress comes within a fraction of a second (a 100-digit candidate takes seconds per batch of divisors), and a
+ * pause lands as fast (not so with a higher bound: the job's pieces above the first take long to stop while they
+ * start; a pause took 1.4 s with bound 10^15 and 84 s with 10^18 in a release build). */
 export const ENDLESS = {
-  candidate: '2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077',
+  candidate: '1000000000000000000000000000057',
   bound: '10000000000000',
 };
 

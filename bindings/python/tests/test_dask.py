@@ -27,11 +27,11 @@ from conftest import GUARD
 
 MERSENNE_61 = 2**61 - 1
 MERSENNE_89 = 2**89 - 1
-# Trial division of a 100-digit prime to 10^13 (3.5e11 prime divisors), cut in two chunks: hours of work for any
-# machine, so both chunks are still running whenever a test pauses, kills or cancels them, however fast or loaded
-# the machine is. The tests watch it go on from its checkpoints, then cancel it. (A job short enough to wait for
-# can end before a pause or a kill lands.)
-ENDLESS = 2074722246773485207821695222107608587480996474721117292752992589912196684750549658310084416732550077
+# Trial division of a 31-digit prime to 10^13 (3.5e11 prime divisors), cut in two chunks: far more than any machine
+# does within a test, so both chunks are still running whenever a test pauses, kills or cancels them, however fast
+# or loaded the machine is. The tests watch it go on from its checkpoints, then cancel it. (A job short enough to
+# wait for can end before a pause or a kill lands.)
+ENDLESS = 10**30 + 57
 ENDLESS_BOUND = 10**13
 
 
