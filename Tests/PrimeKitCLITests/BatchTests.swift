@@ -306,10 +306,10 @@ struct BatchTests {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let checkpoint = directory.appendingPathComponent("batch.checkpoint").path
-        var random = SplitMix(seed: 3)
-        // Two 110-bit primes: a complete job long enough to be interrupted in its ECM stage.
-        let big = Check.product(Check.randomPrime(bits: 110, &random), Check.randomPrime(bits: 110, &random))
-        let launched = try Launched(["factor", "--progress", "--checkpoint", checkpoint, "12", big, "35", "36"])
+        // RSA-100: a complete job still running when the signal lands, however fast or loaded the machine is. The
+        // time limit only ends the run if the signal never stops it (a SIGINT ignored from the start stays ignored).
+        let launched = try Launched(["factor", "--progress", "--time-limit", "60", "--checkpoint", checkpoint, "12",
+                                     rsa100, "35", "36"])
         #expect(launched.waitForStderr(containing: "primekit: progress"))
         launched.signal(SIGINT)
         let run = launched.finish()

@@ -28,6 +28,16 @@ struct ToolRun {
     }
 }
 
+/// RSA-100, the product of two 50-digit primes: a complete run does not split it within a test, so it is still
+/// running whenever a test interrupts it. With `--time-limit` (running time only; an interrupted run's checkpoint
+/// keeps the time spent) it runs that long, then answers with the part left and what was tried on it.
+let rsa100 = "1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139"
+
+/// A line of `factor`'s answers without the effort spent, which differs by run (the ECM curves tried in a time limit).
+func withoutEffort(_ line: String) -> String {
+    line.range(of: "; tried: ").map { String(line[..<$0.lowerBound]) } ?? line
+}
+
 enum Tool {
     /// The executable next to this test bundle (swift build puts every product in one directory).
     static let path: String = {

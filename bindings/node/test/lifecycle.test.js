@@ -10,11 +10,9 @@ import {
   BridgeExitedError, Client, ClientClosedError, ExecutableNotFoundError, findExecutable, JobCancelledError,
 } from '../index.js';
 import { SOURCE_TREE_BUILD } from '../lib/locate.js';
-import { executable, first, moduleUrl, within } from './helpers.js';
+import { ENDLESS, executable, first, moduleUrl, within } from './helpers.js';
 
 const GUARD_MS = 30_000;
-/** 2^89 - 1 with a bound of 10^12: runs far longer than any test; only a pause, cancel or shutdown ends it. */
-const ENDLESS = { candidate: (2n ** 89n - 1n).toString(), bound: '1000000000000' };
 
 // A stand-in server for what the real one does not do on purpose: it answers `initialize`, then closes its stdin
 // before answering the next request (the client's writes then fail with EPIPE), or complains on stderr and exits 7 at the next request, or ignores

@@ -12,7 +12,7 @@ import pytest
 
 from primekit import AsyncClient, BridgeClosedError, InvalidParamsError, PrimeKitError
 
-from conftest import GUARD, MERSENNE_89, MERSENNE_BOUND, MERSENNE_RESULT, SLOW_PRIME, SLOW_RESULT
+from conftest import GUARD, PAUSABLE_MS, RSA_100, SLOW_PRIME, SLOW_RESULT, assert_unsplit_rsa_100
 
 
 def run(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -38,12 +38,13 @@ def test_progress_ends_with_the_job(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client:
             await client.suspend()
-            job = await client.submit(SLOW_PRIME, mode="trial", progress_interval_ms=10)
+            # 300 ms of running time in slices of 10 ms: progress reports come whatever the machine's speed.
+            job = await client.submit(RSA_100, time_limit_ms=300, progress_interval_ms=10)
             assert job.state == "queued"
             await client.resume()
             seqs = [report["seq"] async for report in job.progress()]
             assert job.done()
-            assert await job == SLOW_RESULT
+            assert_unsplit_rsa_100(await job)
             assert seqs and seqs == sorted(set(seqs))
     run(main())
 
@@ -69,7 +70,8 @@ def test_cancelling_the_awaiting_task_cancels_the_job(executable: str) -> None:
 def test_pause_midway_cancel_resume_from(executable: str) -> None:
     async def main() -> None:
         async with AsyncClient(executable) as client, AsyncClient(executable) as other:
-            job = await client.submit(MERSENNE_89, bound=MERSENNE_BOUND, progress_interval_ms=10)
+            # A complete job that ends only by its time limit: it is still running when the pause lands.
+            job = await client.submit(RSA_100, time_limit_ms=PAUSABLE_MS, progress_interval_ms=10)
             async for report in job.progress():
                 if report["tested"] > 0:
                     break
@@ -79,7 +81,7 @@ def test_pause_midway_cancel_resume_from(executable: str) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await job
             resumed = await other.resume_from(checkpoint)
-            assert await resumed == MERSENNE_RESULT
+            assert_unsplit_rsa_100(await resumed)
             done = await client.submit(15)
             await done
             assert await done.cancel() is False

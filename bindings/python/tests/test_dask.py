@@ -9,11 +9,12 @@ import json
 import os
 import signal
 from collections.abc import Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 import pytest
 
-from primekit import Client, FactorResult
+from primekit import Client
 
 try:
     import distributed
@@ -26,9 +27,12 @@ from conftest import GUARD
 
 MERSENNE_61 = 2**61 - 1
 MERSENNE_89 = 2**89 - 1
-# A factor job of about a second on an idle machine (every divisor up to 2^33 of an 89-bit prime), cut in two
-# chunks: long enough to pause or kill a chunk midway; it ends with a probable-prime cofactor.
-LONG_BOUND = 2**33
+# Trial division of a 31-digit prime to 10^13 (3.5e11 prime divisors), cut in two chunks: far more than any machine
+# does within a test, so both chunks are still running whenever a test pauses, kills or cancels them, however fast
+# or loaded the machine is. The tests watch it go on from its checkpoints, then cancel it. (A job short enough to
+# wait for can end before a pause or a kill lands.)
+ENDLESS = 10**30 + 57
+ENDLESS_BOUND = 10**13
 
 
 def _cluster(executable: str) -> tuple[Any, Any]:
@@ -52,10 +56,6 @@ def local(executable: str) -> Iterator[Client]:
     with Client(executable) as client:
         yield client
 
-
-@pytest.fixture(scope="module")
-def long_result(local: Client) -> FactorResult:
-    return local.factor(MERSENNE_89, bound=LONG_BOUND)
 
 
 @pytest.mark.parametrize(("n", "bound"), [
@@ -128,30 +128,45 @@ def _early_checkpoint(chunks: list[dict[str, Any]]) -> bool:
     return any(chunk["checkpointed"] and chunk["progress"] < 0.5 for chunk in chunks)
 
 
-def test_pause_gives_a_checkpoint_that_resumes_elsewhere(dask_client: Any, long_result: FactorResult) -> None:
-    job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
-    assert job.wait_for(_early_checkpoint, GUARD)
-    document = job.pause(GUARD)
-    assert job.checkpoint == document and not job.done()
+def _resumed_runs(chunks: list[dict[str, Any]]) -> bool:
+    """Every chunk runs again, started from its checkpoint."""
+    return all(chunk["runs"] and chunk["runs"][-1]["resumed"] for chunk in chunks)
+
+
+def test_pause_gives_a_checkpoint_that_resumes_elsewhere(dask_client: Any) -> None:
+    job = pkdask.submit(ENDLESS, bound=ENDLESS_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
+    try:
+        assert job.wait_for(_early_checkpoint, GUARD)
+        document = job.pause(GUARD)
+    finally:
+        assert job.cancel()  # the paused job is dropped; the document alone goes on
     parsed = json.loads(document)
-    assert parsed["format"] == pkdask.CHECKPOINT_FORMAT and int(parsed["candidate"]) == MERSENNE_89
+    assert parsed["format"] == pkdask.CHECKPOINT_FORMAT and int(parsed["candidate"]) == ENDLESS
     assert [(int(c["from"]), int(c["bound"])) for c in parsed["chunks"]] == [(c["from"], c["bound"])
                                                                              for c in job.chunks]
     stopped = [c for c in parsed["chunks"] if c["state"] == "stopped"]
-    assert stopped and any(c["checkpoint"] for c in stopped)
-    assert job.cancel()  # the paused job is dropped; the document alone goes on
+    assert len(stopped) == 2 and any(c["checkpoint"] for c in stopped)
     resumed = pkdask.resume(document, client=dask_client)
-    assert resumed.result(GUARD) == long_result
-    assert any(run["resumed"] for chunk in resumed.chunks for run in chunk["runs"])
+    try:
+        assert resumed.wait_for(_resumed_runs, GUARD)
+        assert not resumed.done()
+    finally:
+        assert resumed.cancel()
 
 
-def test_pause_and_resume_the_same_job(dask_client: Any, long_result: FactorResult) -> None:
-    job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
-    assert job.wait_for(_early_checkpoint, GUARD)
-    job.pause(GUARD)
-    assert all(chunk["state"] in ("done", "paused") for chunk in job.chunks)
-    job.resume()
-    assert job.result(GUARD) == long_result
+def test_pause_and_resume_the_same_job(dask_client: Any) -> None:
+    job = pkdask.submit(ENDLESS, bound=ENDLESS_BOUND, chunks=2, client=dask_client, checkpoint_interval=0.1)
+    try:
+        assert job.wait_for(_early_checkpoint, GUARD)
+        job.pause(GUARD)
+        assert [chunk["state"] for chunk in job.chunks] == ["paused", "paused"]
+        job.resume()
+        assert job.wait_for(_resumed_runs, GUARD)
+        assert all(chunk["state"] == "pending" for chunk in job.chunks)  # running again
+    finally:
+        assert job.cancel()
+    with pytest.raises(CancelledError):
+        job.result(GUARD)
 
 
 def test_progress_increases_to_one(dask_client: Any, local: Client) -> None:
@@ -163,21 +178,27 @@ def test_progress_increases_to_one(dask_client: Any, local: Client) -> None:
     assert all(0 < f <= 1 for f in fractions)
 
 
-def test_a_killed_worker_loses_only_the_work_since_its_checkpoint(executable: str,
-                                                                   long_result: FactorResult) -> None:
+def test_a_killed_worker_loses_only_the_work_since_its_checkpoint(executable: str) -> None:
     cluster, client = _cluster(executable)
     try:
         pids: dict[str, int] = client.run(os.getpid)
-        job = pkdask.submit(MERSENNE_89, bound=LONG_BOUND, chunks=2, client=client, checkpoint_interval=0.2)
-        assert job.wait_for(lambda chunks: _early_checkpoint([c for c in chunks if c["runs"]]), GUARD)
-        victim = next(c for c in job.chunks if c["checkpointed"] and c["progress"] < 0.5 and c["runs"])
-        worker = victim["runs"][-1]["worker"]
-        assert pids[worker] == victim["runs"][-1]["pid"]
-        os.kill(pids[worker], signal.SIGKILL)
-        assert job.result(2 * GUARD) == long_result
-        chunk = job.chunks[victim["index"]]
-        assert chunk["resumed"]  # the run that finished it started from the checkpoint the killed run published
-        assert len(chunk["runs"]) >= 2 and chunk["runs"][-1]["resumed"] and chunk["runs"][-1]["pid"] != pids[worker]
+        job = pkdask.submit(ENDLESS, bound=ENDLESS_BOUND, chunks=2, client=client, checkpoint_interval=0.2)
+        try:
+            assert job.wait_for(lambda chunks: _early_checkpoint([c for c in chunks if c["runs"]]), GUARD)
+            victim = next(c for c in job.chunks if c["checkpointed"] and c["progress"] < 0.5 and c["runs"])
+            worker = victim["runs"][-1]["worker"]
+            assert pids[worker] == victim["runs"][-1]["pid"]
+            os.kill(pids[worker], signal.SIGKILL)
+
+            def restarted(chunks: list[dict[str, Any]]) -> bool:
+                """The victim runs again in another process, from the checkpoint the killed run published."""
+                runs = chunks[victim["index"]]["runs"]
+                return len(runs) >= 2 and runs[-1]["resumed"] and runs[-1]["pid"] != pids[worker]
+
+            assert job.wait_for(restarted, 2 * GUARD)
+            assert not job.done()
+        finally:
+            assert job.cancel()
     finally:
         client.close()
         cluster.close()

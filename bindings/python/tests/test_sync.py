@@ -18,7 +18,7 @@ import primekit
 from primekit import BridgeClosedError, Client, InvalidParamsError, PrimeKitError
 from primekit._numbers import to_decimal, to_int
 
-from conftest import GUARD, MERSENNE_89, MERSENNE_BOUND, MERSENNE_RESULT, SLOW_PRIME, SLOW_RESULT
+from conftest import GUARD, PAUSABLE_MS, RSA_100, SLOW_PRIME, SLOW_RESULT, assert_unsplit_rsa_100
 
 
 def oracle_factors(n: int) -> list[tuple[int, int]]:
@@ -155,13 +155,14 @@ def test_decimal_conversion_both_ways() -> None:
 
 def test_progress_ends_with_the_job(client: Client) -> None:
     client.suspend()
-    job = client.submit(SLOW_PRIME, mode="trial", progress_interval_ms=10)
+    # 300 ms of running time in slices of 10 ms: progress reports come whatever the machine's speed.
+    job = client.submit(RSA_100, time_limit_ms=300, progress_interval_ms=10)
     assert job.job_id.startswith("j") and job.state == "queued"
     client.resume()
     reports = list(job.progress(timeout=GUARD))
     assert job.done()
-    assert job.result() == SLOW_RESULT
-    assert reports, "no progress report from a job of about a second with a 10 ms interval"
+    assert_unsplit_rsa_100(job.result())
+    assert reports, "no progress report from a job of 300 ms with a 10 ms interval"
     seqs = [report["seq"] for report in reports]
     assert seqs == sorted(set(seqs))
     assert all(report["jobId"] == job.job_id for report in reports)
@@ -169,17 +170,19 @@ def test_progress_ends_with_the_job(client: Client) -> None:
 
 
 def test_pause_midway_then_resume_from_in_another_client(client: Client, executable: str) -> None:
-    job = client.submit(MERSENNE_89, bound=MERSENNE_BOUND, progress_interval_ms=10)
+    # A complete job that ends only by its time limit: it is still running when the pause lands.
+    job = client.submit(RSA_100, time_limit_ms=PAUSABLE_MS, progress_interval_ms=10)
     for report in job.progress(timeout=GUARD):
-        if report["tested"] > 0:
-            break  # it has done some work
+        if report["progress"] > 0:
+            break  # past trial division, into ECM
     checkpoint = job.pause()
     assert job.state == "paused" and job.checkpoint == checkpoint
     status = client.request("job/status", {"jobId": job.job_id})
     assert status["state"] == "paused" and 0 < float(status["progress"]) < 100
+    # The checkpoint keeps the time limit and the running time so far: the job ends in another client too.
     with Client(executable) as other:
         resumed = other.resume_from(checkpoint)
-        assert resumed.result(timeout=GUARD) == MERSENNE_RESULT
+        assert_unsplit_rsa_100(resumed.result(timeout=GUARD))
     assert job.cancel() is True
 
 
