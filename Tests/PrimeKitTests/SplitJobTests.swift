@@ -38,7 +38,7 @@ import Testing
 
     @Test func piecesOfOneJobRunOnSeveralWorkersAtOnce() async throws {
         let queue = splittingQueue()
-        let job = try queue.submit(Slow.endlessSplit.progressInterval(.zero))
+        let job = try queue.submit(Slow.endless.progressInterval(.zero))
         var bothBusy = false
         for await _ in job.progressUpdates {
             let slots = queue.scheduler.state.withLock(anchoredTo: queue.scheduler) { $0.slots }
@@ -71,7 +71,7 @@ import Testing
         let queue = splittingQueue()
         let request = JobRequest.isPrime("6000061000180000153", bound: "3100000")
         let whole = try await queue.submit(request.splitting(false)).result
-        let job = try queue.submit(Slow.endlessSplit.progressInterval(.zero))
+        let job = try queue.submit(Slow.endless.progressInterval(.zero))
         var iterator = job.progressUpdates.makeAsyncIterator()
         _ = await iterator.next()
         let checkpoint = try await job.pause()
@@ -79,7 +79,7 @@ import Testing
         #expect(checkpoint.text.contains("pieces 3"))
         job.cancel()
         let restored = try queue.submit(.restore(checkpoint))
-        #expect(restored.candidate == Slow.digits100)
+        #expect(restored.candidate == Slow.prime31)
         let restoredCheckpoint = try await restored.pause()
         #expect(restoredCheckpoint.text.contains("pieces 3"))
         restored.cancel()

@@ -12,15 +12,15 @@ enum Slow {
     /// With `digits100`, a bound no machine reaches within a test however loaded it is (the GMP path to 10^18):
     /// for a job that must still be running when the test looks.
     static let endlessBound = "1000000000000000000"
-    /// Trial division of `digits100` to `endlessBound`: for tests that pause, cancel or watch a job while it runs
-    /// and never need its answer.
     /// A product of two 50-digit primes (RSA-100): a complete job on it does not end within a test but by a limit.
     static let semiprime100 = "1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139"
-    static var endless: JobRequest { .isPrime(digits100, from: nil, bound: endlessBound) }
-    static var endlessFactor: JobRequest { .factor(digits100, from: nil, bound: endlessBound) }
-    /// As `endless`, for split jobs: to 10^13 (hours of work still), so that no piece starts where the sieve's
-    /// base primes alone would take seconds and hundreds of MB.
-    static var endlessSplit: JobRequest { .isPrime(digits100, from: nil, bound: "10000000000000") }
+    /// A 31-digit prime, 10^30 + 57: trial division takes the 128-bit path (polled every few microseconds).
+    static let prime31 = "1000000000000000000000000000057"
+    /// Trial division of `prime31` to 10^13 (hours of work on any machine): for tests that pause,
+    /// cancel or watch a job while it runs and never need its answer. Split, no piece starts where the sieve's
+    /// set-up alone is long.
+    static var endless: JobRequest { .isPrime(prime31, from: nil, bound: "10000000000000") }
+    static var endlessFactor: JobRequest { .factor(prime31, from: nil, bound: "10000000000000") }
 }
 
 /// Candidates that take a few milliseconds: enough slices to watch, quick even under ThreadSanitizer.
