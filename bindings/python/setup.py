@@ -1,7 +1,7 @@
 """Builds the package with the ``primekit`` executable inside it.
 
 A wheel built from the PrimeKit source tree (``pip install ./bindings/python``, ``pip wheel``) runs
-``swift build -c release --product primekit`` at the repository's root and ships the executable as
+``swift build -c release --static-swift-stdlib --product primekit`` at the repository's root and ships the executable as
 ``primekit/_bin/primekit``, which ``Client()`` finds before ``PATH``. The wheel is then specific to the platform it
 was built on (``py3-none-<platform>``). An editable install (``pip install -e``) builds nothing: it uses the source
 tree's own ``.build/release/primekit``. ``PRIMEKIT_WHEEL_TOOL=0`` builds a pure-Python wheel without the executable.
@@ -37,10 +37,11 @@ def build_tool() -> Path:
     if swift is None:
         raise SystemExit("primekit: building the wheel needs the Swift toolchain (`swift` on PATH) to build the "
                          "primekit executable, or PRIMEKIT_WHEEL_TOOL=0 for a wheel without it")
-    command = [swift, "build", "-c", "release", "--product", "primekit"]
+    # The Swift runtime and Foundation inside the executable: the wheel's tool runs where Swift is not installed.
+    command = [swift, "build", "-c", "release", "--static-swift-stdlib", "--product", "primekit"]
     print(f"primekit: {' '.join(command)} (in {REPO})", file=sys.stderr, flush=True)
     subprocess.run(command, cwd=REPO, check=True, stdout=sys.stderr)
-    bin_dir = subprocess.run([swift, "build", "-c", "release", "--show-bin-path"], cwd=REPO, check=True,
+    bin_dir = subprocess.run([swift, "build", "-c", "release", "--static-swift-stdlib", "--show-bin-path"], cwd=REPO, check=True,
                              capture_output=True, text=True).stdout.strip()
     return Path(bin_dir) / "primekit"
 
