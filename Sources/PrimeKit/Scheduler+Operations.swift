@@ -486,7 +486,9 @@ extension Scheduler {
             job.core.withLock(anchoredTo: job) { core in
                 guard core.state == .running, !core.holdRequested else { return }
                 let resting = core.pieces.read(0) { !$0.onWorker && !$0.queued && !$0.finished }
-                if resting { enqueue(job, &core, piece: 0, continuing: true, &s, &effects) }
+                guard resting else { return }
+                s.parkedRanges[job.id] = nil
+                enqueue(job, &core, piece: 0, continuing: true, &s, &effects)
             }
         }
     }

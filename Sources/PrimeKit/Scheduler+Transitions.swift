@@ -74,6 +74,7 @@ extension Scheduler {
                 guard let run = core.pieces.read(piece, { $0.range?.run }) else { return nil }
                 let (waits, waiters) = run.park()
                 if waits {
+                    s.parkedRanges[job.id] = job
                     publishProgress(job, &core, &s, &effects)
                     if !waiters.isEmpty { effects.add { for waiter in waiters { waiter.resume() } } }
                 } else {
@@ -220,6 +221,7 @@ extension Scheduler {
         s.counts[previous] -= 1
         s.counts[next] += 1
         if previous == .paused { s.queuePaused[job.id] = nil }
+        if previous == .running, !s.parkedRanges.isEmpty { s.parkedRanges[job.id] = nil }
         let waits = next == .pending || next == .paused
         if waits != core.indexedAsWaiting {
             s.waiting[job.id] = waits ? job : nil

@@ -39,6 +39,8 @@ struct SchedulerState: Sendable {
     /// Pending and paused jobs: the unfinished jobs that are neither queued nor on a worker.
     var waiting: [JobID: Job] = [:]
     var queuePaused: [JobID: Job] = [:]
+    /// Running range jobs parked until their consumer reads a block: on no worker and in no deque.
+    var parkedRanges: [JobID: Job] = [:]
     var counts = JobCounts()
     var waiters: [(QueueCondition, CheckedContinuation<Void, Never>)] = []
     var budget: UInt64 = 1 << 21
@@ -58,8 +60,8 @@ struct SchedulerState: Sendable {
 
     var dispatchAllowed: Bool { !suspended && !background && !shutDown }
 
-    /// Every unfinished job, oldest first: on workers, queued, pending or paused. O(queue length); the hot path
-    /// keeps no index of all jobs.
+    /// Every unfinished job, oldest first: on workers, queued, pending, paused or parked for a consumer.
+    /// O(queue length); the hot path keeps no index of all jobs.
     var unfinishedJobs: [Job] {
         var seen: Set<ObjectIdentifier> = []
         var jobs: [Job] = []
@@ -71,6 +73,7 @@ struct SchedulerState: Sendable {
         for jobs in slots { for job in jobs { add(job.takeUnretainedValue()) } }
         for level in fresh + continuing { for entry in level { add(entry.job) } }
         for job in waiting.values { add(job) }
+        for job in parkedRanges.values { add(job) }
         return jobs.sorted { $0.id < $1.id }
     }
 

@@ -328,6 +328,14 @@ import Testing
         await job.waitUntilWaitingForConsumer()
         #expect(job.isWaitingForConsumer)
         #expect(job.state == .running)
+        // Waiting on no worker and in no deque, it is still one of the queue's jobs, found by id and held by a
+        // suspension.
+        #expect(queue.jobs.map(\.id) == [job.id])
+        #expect(queue.job(job.id) === job)
+        queue.suspend()
+        #expect(await job.wait(until: .paused) == .paused)
+        queue.resume()
+        await job.waitUntilWaitingForConsumer()
         let held = job.progress.numbersDone
         #expect(held > 0 && held <= UInt64(4 * 8_192))
         // The one worker is free for other jobs meanwhile.
