@@ -43,8 +43,9 @@ public final class Engine: Sendable {
         var shutDown = false
     }
 
-    /// The queue the engine runs jobs on. Plugins see the progress and ends of every job in it; submit through the
-    /// engine for the digit limit, the engine's progress interval, lifecycle events and the store.
+    /// The queue the engine runs jobs on. Plugins see the progress and ends of every job in it, and a submission to
+    /// it is a submission to the engine (``submit(_:)``): the digit limit, the engine's progress interval,
+    /// lifecycle events and the store apply to both alike.
     public let queue: JobQueue
     /// Negotiated settings: request, override, then ``applySettings()``.
     public let settings: SettingsNegotiator
@@ -89,6 +90,7 @@ public final class Engine: Sendable {
             store = nil
             recoveredJobs = []
             startupErrors = []
+            queue.attach(to: self)
             emit(.lifecycle(.started))
             return
         }
@@ -138,6 +140,7 @@ public final class Engine: Sendable {
             for item in recovered { _ = try? await item.job.pause() }
         }
         queue.resume()
+        queue.attach(to: self)  // after recovery, whose jobs the store tracks under their old keys
         for error in errors { report(error) }
         _ = add(store, arguments: [:])
         emit(.lifecycle(.recovered(jobs: recovered.count, results: recovery.results.count)))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs factor and isPrime jobs on its own worker threads, in slices, by priority.
 ///
@@ -44,6 +45,15 @@ public final class JobQueue: Sendable {
     public let configuration: Configuration
     let scheduler: Scheduler
     let activeBlocks = ActiveBlockQueue()
+    /// The engine this queue belongs to, if any: the public submissions go through its door (``Engine/submit(_:)``),
+    /// so a job submitted to `engine.queue` meets the same digit limit, progress interval, lifecycle events and
+    /// store as one submitted to the engine. Set once, before the engine hands the queue out.
+    private let owner = Mutex(WeakEngine())
+    private let owned = Atomic<Bool>(false)
+
+    private struct WeakEngine {
+        weak var engine: Engine?
+    }
 
     /// Creates a queue and starts its worker threads.
     /// - Parameter configuration: How the queue runs its jobs.
@@ -88,7 +98,8 @@ public final class JobQueue: Sendable {
     ///   ``tearDown(_:)``.
     @discardableResult
     public func submit(_ request: JobRequest) throws(PrimeKitError) -> Job {
-        try submit(request, beforeRegistering: { _ in })
+        if let engine = ownerEngine() { return try engine.submit(request) }
+        return try submit(request, beforeRegistering: { _ in })
     }
 
     /// `submit(_:)`; `beforeRegistering` sees the handle before the job can run.
@@ -107,7 +118,21 @@ public final class JobQueue: Sendable {
     /// - Throws: ``PrimeKitError`` for the first invalid request.
     @discardableResult
     public func submit(contentsOf requests: [JobRequest]) throws(PrimeKitError) -> [Job] {
-        try submit(contentsOf: requests, beforeRegistering: { _ in })
+        if let engine = ownerEngine() { return try engine.submit(contentsOf: requests) }
+        return try submit(contentsOf: requests, beforeRegistering: { _ in })
+    }
+
+    /// Makes `engine` the door of this queue's public submissions.
+    func attach(to engine: Engine) {
+        owner.withLock { $0.engine = engine }
+        owned.store(true, ordering: .releasing)
+    }
+
+    /// The owning engine, while it lives; nil for a queue of its own (one atomic load).
+    @inline(__always)
+    private func ownerEngine() -> Engine? {
+        guard owned.load(ordering: .acquiring) else { return nil }
+        return owner.withLock { $0.engine }
     }
 
     /// `submit(contentsOf:)`; `beforeRegistering` sees the handles before any of the jobs can run.

@@ -393,6 +393,43 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    /// `engine.queue` is not a side door: its submissions meet the engine's digit limit and progress interval, are
+    /// announced, and are followed by the store, as the engine's own are.
+    @Test func theQueuesSubmissionsGoThroughTheEnginesDoor() async throws {
+        let directory = makeStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let engine = await Engine.testing(stateDirectory: directory) { settings, _ in
+            settings.maxDigits = 30
+            settings.progressInterval = .milliseconds(40)
+        }
+        let probe = Probe("door", streams: [.lifecycle])
+        engine.add(probe)
+        let tooLong = String(repeating: "7", count: 31)
+        for submit in [{ _ = try engine.queue.submit(.isPrime(tooLong)) },
+                       { _ = try engine.queue.submit(contentsOf: [.isPrime("7"), .isPrime(tooLong)]) },
+                       { _ = try engine.queue.submitBatch([.isPrime(tooLong)]) },
+                       { _ = try engine.queue.chain([.isPrime(tooLong)]) }] as [() throws -> Void] {
+            #expect { try submit() } throws: { ($0 as? PrimeKitError)?.code == .candidateTooLarge }
+        }
+        #expect(engine.queue.jobs.isEmpty)
+        let single = try engine.queue.submit(.isPrime("1000000007"))
+        let batch = try engine.queue.submit(contentsOf: [.isPrime("91"), .factor("600851475143")])
+        let mine = try engine.queue.submit(.isPrime("97").progressInterval(.milliseconds(250)))
+        for job in [single] + batch { #expect(job.progressInterval == .milliseconds(40)) }
+        #expect(mine.progressInterval == .milliseconds(250))
+        let ids = Set(([single, mine] + batch).map(\.id))
+        await probe.wait { events in
+            ids.isSubset(of: Set(events.compactMap { if case .lifecycle(.jobSubmitted(let id)) = $0 { id } else { nil } }))
+        }
+        // The store follows them: each result is filed, so a later engine on the directory still has them.
+        for job in [single, mine] + batch { _ = try await job.result }
+        await engine.store?.waitUntilResultsFiled()
+        _ = await engine.shutdown()
+        let later = await Engine.testing(stateDirectory: directory)
+        #expect(Set(later.store?.unreadResults.map(\.jobID) ?? []) == ids)
+        _ = await later.shutdown()
+    }
+
     @Test func lifecycleEventsReportPluginsSettingsAndSuspension() async {
         let engine = await Engine.testing()
         let watcher = Probe("watcher", streams: .lifecycle)
