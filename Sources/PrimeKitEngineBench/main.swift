@@ -1,4 +1,5 @@
-// primekit-engine-bench — the job engine's benchmark (issue "Swift job engine", section "Benchmark").
+// primekit-engine-bench — the job engine's benchmark (docs/engine.md, "Benchmark"; results in
+// Tests/Benchmarks/engine/RESULTS.md).
 //
 //   swift run -c release primekit-engine-bench [--quick] [--runs N] [--jobs N]
 //
