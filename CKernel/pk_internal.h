@@ -307,7 +307,7 @@ struct pk_job {
     size_t cof_digits;          /* exact decimal length of cof, once done */
 
     pk_dispatch dispatch;
-    pk_cache *cache;
+    pk_cache *cache;            /* shared segment products, may be NULL */
 
     /* Complete factorization (job/pipeline.c): trial division is the first
        stage; the pipeline, created when it ends, owns every later one. */
@@ -321,7 +321,7 @@ struct pk_job {
     uint64_t revision;          /* bumped by every step */
     char *ckpt_text;
     size_t ckpt_len;
-    uint64_t ckpt_revision;            /* shared segment products, may be NULL */
+    uint64_t ckpt_revision;     /* the revision ckpt_text was rendered at */
 
     /* GMP window mode (trial/gmp.c): products of the segments of
        [next, win_pos) wait on a stack of aligned tree nodes for one gcd.

@@ -183,8 +183,9 @@ typedef enum pk_mode {
 /*
  * A cache of products of sieved primes, used on the GMP path (candidates
  * above 2^128 with many digits) so that jobs after the first skip rebuilding
- * them: a second 100,000-digit job to 10^7 runs several times faster than the
- * first. Entries are immutable once published; the cache is safe to share
+ * them: a later job over the same primes takes the products it finds cached
+ * (docs/kernel.md has the measured gain). Entries are immutable once
+ * published; the cache is safe to share
  * between jobs stepped concurrently on different threads.
  */
 typedef struct pk_cache pk_cache;
@@ -291,17 +292,22 @@ PK_API int pk_job_step(pk_job *job, uint64_t budget);
 /*
  * pk_job_interrupt — ask a running (or the next) pk_job_step of this job to
  * return PK_INTERRUPTED as soon as possible. The kernel polls the request
- * every 65,536 candidates on the 64-bit path and 32,768 on the 128-bit path
- * (tens of microseconds with the SIMD scans, under 0.2 ms portable), every
- * group of ~2^17 limb operations on the GMP word-product path (under 1 ms),
- * and between sieve segments on the GMP window path (candidates of ~3,700
- * digits and more), where a window check — a reduction and one gcd — is the
- * one uninterruptible stretch: ~75 ms at 100,000 digits, ~0.5 s at
- * 1,000,000. Complete jobs poll before every piece of the later stages: a
- * word-size split slice (at most 2^16 units), an ECM curve's set-up, a chunk
- * of its stage 1 (about a millisecond at 200 bits), or its stage 2 (one
- * uninterruptible GMP-ECM call: a few milliseconds at 200 bits and small B1,
- * growing with B1). docs/kernel.md has the measured figures.
+ * after a bounded amount of work, so how long it waits does not grow with
+ * the range or the number of steps: every 65,536 candidates on the 64-bit
+ * path and 32,768 on the 128-bit path; every group of ~2^17 limb operations
+ * on the GMP word-product path; and before every piece of work on the GMP
+ * window path (candidates of ~3,700 digits and more), where no piece
+ * multiplies numbers of more than 16,384 limbs, fewer for shorter cofactors
+ * (the few steps that still run in one call are listed in docs/kernel.md,
+ * "Interrupt granularity"). On both GMP paths a sieve segment passes over
+ * every sieve prime up to the square root of its divisors, so with divisors
+ * far beyond 2^32 the wait grows with them. Complete jobs poll before every
+ * piece of the later stages: a word-size split slice (at most 2^16 units),
+ * a quadratic-sieve piece (at most 2^19 units), an ECM curve's set-up, a
+ * chunk of its stage 1, or its stage 2 (one GMP-ECM call that cannot be
+ * interrupted; it grows with B1 and the part's size). A step also polls
+ * before any work, so a request already set returns at once. docs/kernel.md
+ * has the measured latencies.
  *
  * Thread-safe and async-signal-safe (a lock-free atomic store). job must be
  * valid for the duration of the call.
@@ -313,8 +319,8 @@ PK_API void pk_job_interrupt(pk_job *job);
  * next poll (the places pk_job_interrupt is polled) the job stops trial
  * division and splitting for good; the current and following pk_job_step
  * calls run only the cheap checks that remain — a new part below 2^64 is
- * factored by the word-size unit (microseconds), larger new parts are tested
- * for perfect powers and primality, so a prime part is listed as a prime —
+ * factored by the word-size unit (a short, bounded call), larger new parts
+ * are tested for perfect powers and primality, so a prime part is listed as a prime —
  * and then return PK_DONE with the honest partial answer: the primes found,
  * and each composite part left with pk_job_part saying what was tried on it
  * (the trial range actually covered, curves, B1/B2, work, method). An open
@@ -619,7 +625,7 @@ typedef struct pk_small_answer {
 /*
  * pk_small_factor — factor 2 <= n < 2^32 completely in one call, with no
  * allocation (at most 6,542 trial divisors, the primes below 2^16, for a prime
- * near 2^32; the first call sieves them once, in tens of microseconds).
+ * near 2^32; the first call sieves them once).
  * Meant for the many tiny candidates for which a job's setup would cost more
  * than the answer. Returns PK_OK, or PK_E_ARG (n < 2, out NULL or too small).
  * Thread-safe.
@@ -694,9 +700,8 @@ typedef struct pk_u128_answer {
  * completely, as pk_factor_u64_array does; above 2^64 a composite part is
  * split by rho and elliptic curves in two-word Montgomery arithmetic, and a
  * part of 80 bits or more that a short pass of those leaves whole by the
- * quadratic sieve, as in a job (milliseconds for a product of two 64-bit
- * primes). No allocation below 80 bits; the sieve allocates its tables for
- * each part it takes. answer_size must be
+ * quadratic sieve, as in a job. No allocation below 80 bits; the sieve
+ * allocates its tables for each part it takes. answer_size must be
  * sizeof(pk_u128_answer); on an error nothing is written.
  * Returns PK_OK, PK_E_ARG or PK_E_RANGE (a number below 2). Thread-safe.
  */
@@ -790,7 +795,9 @@ PK_API int pk_range_step(pk_range *range, uint64_t budget);
 
 /*
  * pk_range_interrupt — make the running or the next pk_range_step return
- * PK_INTERRUPTED at its next poll (under a millisecond apart).
+ * PK_INTERRUPTED at its next poll (polls are at most one set-up chunk, one
+ * segment's sieve or 256 primality tests apart; docs/kernel.md has the
+ * measured latency).
  * Thread-safe and async-signal-safe (a lock-free atomic store).
  */
 PK_API void pk_range_interrupt(pk_range *range);

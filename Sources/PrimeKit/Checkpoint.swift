@@ -20,7 +20,7 @@
 /// factors the pieces found agree. Anything else is refused with a message saying what is wrong; a changed checkpoint
 /// never restores to a different answer.
 ///
-/// Version 1 (without the checksum line, written before 2026-11-26) is refused: nothing in it would reveal a dropped
+/// Version 1 (without the checksum line, written by earlier versions) is refused: nothing in it would reveal a dropped
 /// first or last piece, or a changed `kind`. A bare kernel checkpoint (as the C API writes it, with its own checksum)
 /// is accepted as the one-piece `factor` job it describes.
 public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {

@@ -92,7 +92,7 @@ public enum Certainty: String, Sendable, Hashable, Codable {
     case probable
 }
 
-/// The answer of a `factor` job (PROTOCOL.md, "Results").
+/// The answer of a `factor` job (docs/protocol.md, "Factor result").
 public struct FactorResult: Sendable, Hashable, Codable {
     /// The candidate, decimal.
     public var candidate: String {

@@ -47,8 +47,6 @@ struct JobObserver: Sendable {
     let finished: @Sendable (Job, JobOutcome) -> Void
 }
 
-/// The mutable state of one job. Guarded by the job's mutex; changed only by the scheduler while it also holds the
-/// queue's mutex (so readers may take the job's mutex alone).
 /// The rarely used part of a job's state, allocated the first time one of its fields is set to something.
 /// Accessed only under the job's mutex (through `JobCore`), hence `@unchecked Sendable`.
 final class JobCoreExtras: @unchecked Sendable {
@@ -71,6 +69,8 @@ final class JobCoreExtras: @unchecked Sendable {
     var dependents: [Job] = []
 }
 
+/// The mutable state of one job. Guarded by the job's mutex; changed only by the scheduler while it also holds the
+/// queue's mutex (so readers may take the job's mutex alone).
 struct JobCore: Sendable {
     // The one-byte fields come last, where they share the words after `outcome`.
 

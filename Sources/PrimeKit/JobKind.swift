@@ -2,7 +2,7 @@
 public enum JobKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A factorization: ``FactorResult``.
     case factor
-    /// A primality answer shaped like the original plugin's: ``PrimalityResult``.
+    /// A primality answer with every divisor listed: ``PrimalityResult``.
     case isPrime
     /// The factorization of every number of a range, delivered in order as ``RangeBlock``s; the result is a
     /// ``RangeSummary``.

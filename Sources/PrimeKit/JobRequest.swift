@@ -112,7 +112,7 @@ public struct JobRequest: Sendable {
         make(.factor, candidate, from: from, bound: bound)
     }
 
-    /// A primality answer for `candidate`, shaped like the original plugin's: from the complete factorization, or
+    /// A primality answer for `candidate` (``PrimalityResult``): from the complete factorization, or
     /// from trial division over `from...bound` when either is given.
     /// - Parameters:
     ///   - candidate: A canonical decimal integer of at least 2.

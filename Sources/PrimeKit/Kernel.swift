@@ -304,7 +304,7 @@ final class KernelJob: @unchecked Sendable {
         try Self.readString { pk_job_checkpoint(handle, $0, $1, $2) }
     }
 
-    /// The answer of a finished job as a PROTOCOL.md factor result.
+    /// The answer of a finished job as a factor result (docs/protocol.md).
     /// - Parameter candidate: The candidate when the caller knows it (saves reading it back).
     func factorResult(candidate knownCandidate: String? = nil) throws(PrimeKitError) -> FactorResult {
         var raw = pk_result()

@@ -1,4 +1,4 @@
-/// The answer of an `isPrime` job, shaped like the original plugin's result (PROTOCOL.md, "Results"):
+/// The answer of an `isPrime` job (docs/protocol.md, "isPrime result"):
 /// `{candidate, isPrime, complete, progress: 100, factors}`.
 public struct PrimalityResult: Sendable, Hashable, Codable {
     /// The most divisors listed in `factors`; beyond it only `divisorCount` is given.

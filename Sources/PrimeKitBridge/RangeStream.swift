@@ -2,7 +2,7 @@ import PrimeKit
 import Synchronization
 
 /// Sends one range job's blocks as `job/rangeBlock` notifications, in order, under the client's credit
-/// (docs/protocol.md, "job/rangeBlock and job/ack"): block `seq` goes out only once the client has acknowledged
+/// (docs/protocol.md, "job/rangeBlock" and "job/ack"): block `seq` goes out only once the client has acknowledged
 /// block `seq - window` (`job/ack`). While it waits, it does not read the job's blocks, so the engine's buffer fills
 /// and the job stops being scheduled: a client that does not acknowledge holds at most `window` blocks in the
 /// outbox, the engine's four in its buffer and one here.

@@ -1,4 +1,5 @@
-// primekit-engine-bench — the job engine's benchmark (issue "Swift job engine", section "Benchmark").
+// primekit-engine-bench — the job engine's benchmark (docs/engine.md, "Benchmark"; results in
+// Tests/Benchmarks/engine/RESULTS.md).
 //
 //   swift run -c release primekit-engine-bench [--quick] [--runs N] [--jobs N]
 //
@@ -472,9 +473,9 @@ if let only = options.only {
 
 /// Runs one part in a fresh process of its own (this program with `--only`): its jobs per second and CPU µs per job
 /// (process CPU time around the part). Foundation's `OperationQueue` slows down run after run within one process
-/// (315, 169, 142 k jobs/s in three runs at 16:36 UTC; 210–285 k in fresh processes), so each run of either side
+/// (315, 169, 142 k jobs/s in three runs; 210–285 k in fresh processes), so each run of either side
 /// starts from a fresh process. Batch submission alone too: within one process its later runs took as many page
-/// faults as the first but, at times, twice as long to take them (1.3–1.9 against 4.8–5.2 M jobs/s at 19:24 UTC).
+/// faults as the first but, at times, twice as long to take them (1.3–1.9 against 4.8–5.2 M jobs/s).
 func isolated(_ part: String) -> (rate: Double, cpu: Double, faults: Int) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe")

@@ -59,7 +59,7 @@ func reportError(_ message: String) {
 }
 
 enum AnswerFormat {
-    /// The factor result of PROTOCOL.md "Results", keys in the protocol's order, one line.
+    /// The factor result of docs/protocol.md, "Factor result", keys in the protocol's order, one line.
     static func json(_ result: FactorResult) -> [UInt8] { WireFormat.line(.factorization(result)) }
 
     /// The plugin-shaped isPrime answer: candidate, isPrime, complete, progress, then factors or divisorCount.

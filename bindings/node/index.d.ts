@@ -70,7 +70,7 @@ export interface FactorResult {
   parts?: CompositePart[];
 }
 
-/** The result of an `isPrime` job, shaped like the original plugin's result. */
+/** The result of an `isPrime` job (docs/protocol.md, "isPrime result"). */
 export interface PrimalityResult {
   candidate: string;
   isPrime: boolean | null;

@@ -1,5 +1,5 @@
 /*
- * main.c — pk-bench: the PrimeKit kernel benchmark (issue 3 item 5, issue 4).
+ * main.c — pk-bench: the PrimeKit kernel benchmark (README.md in this directory).
  *
  * Runs each workload through the public C API and through a plain C peer in
  * the same process, interleaved (PrimeKit, peer, PrimeKit, peer, ...), checks
