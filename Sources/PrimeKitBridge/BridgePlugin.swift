@@ -187,7 +187,7 @@ extension BridgeServer {
     }
 
     /// Runs async work from a thread that may block (a plugin's delivery thread, the request reader).
-    public static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    package static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let box = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -4,19 +4,19 @@ import PrimeKit
 import Synchronization
 
 /// The limits a bridge announces in `initialize` and enforces.
-public struct BridgeLimits: Sendable, Hashable {
+package struct BridgeLimits: Sendable, Hashable {
     /// The longest line accepted, in bytes (a million-digit candidate is 1 MB).
-    public var maxMessageBytes = 16 << 20
+    package var maxMessageBytes = 16 << 20
     /// The longest candidate, in digits (the kernel's limit).
-    public var maxDigits = CandidateCheck.maxDigits
+    package var maxDigits = CandidateCheck.maxDigits
     /// The most unfinished jobs at once; a submission beyond it is answered -32000 (busy).
-    public var maxActiveJobs = 1_000_000
+    package var maxActiveJobs = 1_000_000
     /// The most requests in one batch.
-    public var maxBatch = 1_000
+    package var maxBatch = 1_000
     /// How many finished jobs `job/status` still answers for (the oldest are forgotten first).
-    public var keepFinished = 100_000
+    package var keepFinished = 100_000
 
-    public init() {}
+    package init() {}
 }
 
 /// The bridge's dispatcher: JSON-RPC 2.0 requests in, responses and notifications out, over an ``Engine``.
@@ -26,11 +26,11 @@ public struct BridgeLimits: Sendable, Hashable {
 /// `receive` returns; requests that wait for a slice boundary (pause, cancel, suspend, reset, shutdown) return work
 /// to await, and the caller awaits it before handing over the next line — so requests take effect in the order they
 /// were sent.
-public final class BridgeServer: Sendable {
+package final class BridgeServer: Sendable {
     /// The engine the bridge drives.
-    public let engine: Engine
+    package let engine: Engine
     /// The limits in force.
-    public let limits: BridgeLimits
+    package let limits: BridgeLimits
     let outbox: Outbox
     let plugin: BridgePlugin
     let registry = Mutex(Registry())
@@ -73,7 +73,7 @@ public final class BridgeServer: Sendable {
     ///   - output: Where lines go.
     ///   - onExit: Called once with the exit status when the client sends `exit`, the input ends, or the output
     ///     fails (the process should then exit).
-    public init(engine: Engine, limits: BridgeLimits = BridgeLimits(), output: any BridgeOutput,
+    package init(engine: Engine, limits: BridgeLimits = BridgeLimits(), output: any BridgeOutput,
                 onExit: @escaping @Sendable (Int32) -> Void = { _ in }) {
         self.engine = engine
         self.limits = limits
@@ -100,7 +100,7 @@ public final class BridgeServer: Sendable {
 
     /// Handles one line (without its newline).
     /// - Returns: Work to await before the next line, or nil when the line was handled completely.
-    public func receive(_ line: some Collection<UInt8>) -> (@Sendable () async -> Void)? {
+    package func receive(_ line: some Collection<UInt8>) -> (@Sendable () async -> Void)? {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -124,29 +124,29 @@ public final class BridgeServer: Sendable {
     }
 
     /// Handles one line and awaits what it started.
-    public func handle(_ line: some Collection<UInt8>) async {
+    package func handle(_ line: some Collection<UInt8>) async {
         if let rest = receive(line) { await rest() }
     }
 
     /// Answers a line longer than ``BridgeLimits/maxMessageBytes`` (the caller discards the rest of it).
-    public func messageTooLarge() {
+    package func messageTooLarge() {
         let error = RPCError(code: RPCError.messageTooLarge,
                              message: "message longer than \(limits.maxMessageBytes) bytes; discarded")
         outbox.respond(Self.envelope(id: .null, .failure(error)))
     }
 
     /// The end of input: shutdown (checkpointing every unfinished job), then exit with status 0.
-    public func endOfInput() async {
+    package func endOfInput() async {
         await finish(status: 0)
     }
 
     /// Blocks the calling thread while the client is far behind in reading (the request reader calls it).
-    public func waitForOutputRoom() {
+    package func waitForOutputRoom() {
         outbox.waitForRoom()
     }
 
     /// Blocks until every line queued so far is written.
-    public func drainOutput() {
+    package func drainOutput() {
         outbox.drain()
     }
 
@@ -421,7 +421,7 @@ public final class BridgeServer: Sendable {
     }
 
     /// Whether `exit` (or the end of input) ended the session.
-    public var hasExited: Bool { registry.withLock(anchoredTo: self) { $0.exited } }
+    package var hasExited: Bool { registry.withLock(anchoredTo: self) { $0.exited } }
 }
 
 extension JSONValue {

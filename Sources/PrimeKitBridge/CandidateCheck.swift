@@ -3,16 +3,16 @@
 import PrimeKit
 
 /// Why a piece of text is not a candidate, in words.
-public struct InvalidCandidate: Error, Sendable {
+package struct InvalidCandidate: Error, Sendable {
     /// The offending text (possibly cut short: see ``shown``).
-    public let text: String
+    package let text: String
     /// Its length in characters, when `text` was cut short while reading.
-    public let fullLength: Int?
+    package let fullLength: Int?
     /// Why it is not a candidate, e.g. "not a whole number".
-    public let reason: String
+    package let reason: String
 
     /// The text as it appears in messages: at most 40 characters, control characters replaced.
-    public var shown: String {
+    package var shown: String {
         var shown = ""
         var count = 0
         for scalar in text.unicodeScalars {
@@ -26,18 +26,18 @@ public struct InvalidCandidate: Error, Sendable {
     }
 
     /// `invalid candidate "2.54": not a whole number`
-    public var message: String { "invalid candidate \"\(shown)\": \(reason)" }
+    package var message: String { "invalid candidate \"\(shown)\": \(reason)" }
 }
 
-public enum CandidateCheck {
+package enum CandidateCheck {
     /// The kernel's default limit on candidate length (the engine's default setting, read from the kernel).
-    public static let maxDigits = EngineSettings().maxDigits
+    package static let maxDigits = EngineSettings().maxDigits
 
     /// Returns nil for a canonical decimal integer of at least 2 and at most `maxDigits` digits, else the problem.
     /// - Parameters:
     ///   - text: The token as written.
     ///   - fullLength: The token's real length when `text` was cut short.
-    public static func problem(with text: String, fullLength: Int? = nil, maxDigits: Int = maxDigits) -> InvalidCandidate? {
+    package static func problem(with text: String, fullLength: Int? = nil, maxDigits: Int = maxDigits) -> InvalidCandidate? {
         guard let reason = reason(text, fullLength: fullLength, maxDigits: maxDigits) else { return nil }
         return InvalidCandidate(text: text, fullLength: fullLength, reason: reason)
     }
@@ -93,12 +93,12 @@ public enum CandidateCheck {
 
     /// Checks a `--from` value: an option (below) of at least 2, the first divisor trial division tries (the engine
     /// refuses 0 and 1 too, with `invalidOptions`).
-    public static func fromProblem(_ text: String) -> String? {
+    package static func fromProblem(_ text: String) -> String? {
         optionProblem(text) ?? (text == "0" || text == "1" ? "must be at least 2, the first divisor tried" : nil)
     }
 
     /// Checks a `--from` or `--bound` value: a canonical decimal integer (any size).
-    public static func optionProblem(_ text: String) -> String? {
+    package static func optionProblem(_ text: String) -> String? {
         let bytes = Array(text.utf8)
         guard let first = bytes.first else { return "empty, expected a whole number" }
         if bytes.allSatisfy(isDigit) {

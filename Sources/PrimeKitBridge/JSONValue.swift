@@ -1,6 +1,6 @@
 /// A parsed JSON value. Numbers keep their literal text, so a bridge can tell `12` from `12.0` and report what a
 /// client sent exactly; strings are valid Unicode (the parser refuses invalid UTF-8 and lone surrogates).
-public enum JSONValue: Sendable, Hashable {
+package enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     /// The number exactly as written (`-12`, `1.5e3`).
@@ -10,7 +10,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// The JSON type's name, for error messages: "null", "boolean", "number", "string", "array", "object".
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -22,38 +22,38 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The value as compact JSON text (object keys sorted, so equal values encode equally).
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = JSONWriter()
         writer.value(self)
         return writer.bytes
     }
 
     /// `self[key]` of an object, nil otherwise.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 }
 
 /// Why a line is not JSON.
-public struct JSONParseError: Error, Sendable, Hashable {
+package struct JSONParseError: Error, Sendable, Hashable {
     /// What is wrong, e.g. "invalid UTF-8 in a string at byte 17".
-    public let message: String
+    package let message: String
     /// True when the bytes are not valid UTF-8 (as opposed to a syntax error).
-    public let invalidUTF8: Bool
+    package let invalidUTF8: Bool
 }
 
 /// A strict JSON parser (RFC 8259) over bytes: no comments, no trailing commas, no NaN, nesting at most
 /// ``maxDepth`` deep, invalid UTF-8 refused. One value per call, surrounded by optional whitespace.
-public enum JSONParser {
+package enum JSONParser {
     /// Deeper nesting is refused (a line of a million `[` must not exhaust the stack).
-    public static let maxDepth = 256
+    package static let maxDepth = 256
 
     /// Parses one JSON text.
     /// - Parameter bytes: The text (one protocol line without its line ending).
     /// - Returns: The value.
     /// - Throws: ``JSONParseError``.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
             var cursor = Cursor(buffer: buffer)
             return Result { () throws(JSONParseError) in try cursor.document() }

@@ -7,27 +7,27 @@
 ///     out.member("state", string: "queued")
 /// }
 /// ```
-public struct JSONWriter: Sendable {
+package struct JSONWriter: Sendable {
     /// The text written so far.
-    public private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    public init() {}
+    package init() {}
 
     /// Writes `text` as it is (already valid JSON).
-    public mutating func raw(_ text: [UInt8]) {
+    package mutating func raw(_ text: [UInt8]) {
         comma()
         bytes.append(contentsOf: text)
     }
 
     /// Writes `text` as it is (already valid JSON).
-    public mutating func raw(_ text: String) {
+    package mutating func raw(_ text: String) {
         comma()
         bytes.append(contentsOf: text.utf8)
     }
 
     /// Writes a JSON string.
-    public mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         comma()
         var text = text
         text.withUTF8 { utf8 in
@@ -55,26 +55,26 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes an integer.
-    public mutating func number(_ value: some BinaryInteger) { raw(String(value)) }
+    package mutating func number(_ value: some BinaryInteger) { raw(String(value)) }
 
     /// Writes a number: whole values without a fraction (`100`, not `100.0`).
-    public mutating func number(_ value: Double) {
+    package mutating func number(_ value: Double) {
         if value == value.rounded(), abs(value) < 1e15 { raw(String(Int64(value))) } else { raw(String(value)) }
     }
 
     /// Writes true or false.
-    public mutating func bool(_ value: Bool) { raw(value ? "true" : "false") }
+    package mutating func bool(_ value: Bool) { raw(value ? "true" : "false") }
 
     /// Writes null.
-    public mutating func null() { raw("null") }
+    package mutating func null() { raw("null") }
 
     /// Writes an object whose members `body` writes.
-    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+    package mutating func object(_ body: (inout JSONWriter) -> Void) {
         enclosed(UInt8(ascii: "{"), UInt8(ascii: "}"), body)
     }
 
     /// Writes an array whose elements `body` writes.
-    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+    package mutating func array(_ body: (inout JSONWriter) -> Void) {
         enclosed(UInt8(ascii: "["), UInt8(ascii: "]"), body)
     }
 
@@ -88,20 +88,20 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a member name; the value written next belongs to it.
-    public mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         string(name)
         bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
-    public mutating func member(_ name: String, string value: String) { key(name); string(value) }
-    public mutating func member(_ name: String, bool value: Bool) { key(name); bool(value) }
-    public mutating func member(_ name: String, number value: some BinaryInteger) { key(name); number(value) }
-    public mutating func member(_ name: String, number value: Double) { key(name); number(value) }
-    public mutating func member(_ name: String, raw value: [UInt8]) { key(name); raw(value) }
+    package mutating func member(_ name: String, string value: String) { key(name); string(value) }
+    package mutating func member(_ name: String, bool value: Bool) { key(name); bool(value) }
+    package mutating func member(_ name: String, number value: some BinaryInteger) { key(name); number(value) }
+    package mutating func member(_ name: String, number value: Double) { key(name); number(value) }
+    package mutating func member(_ name: String, raw value: [UInt8]) { key(name); raw(value) }
 
     /// Writes a ``JSONValue`` (object keys sorted).
-    public mutating func value(_ value: JSONValue) {
+    package mutating func value(_ value: JSONValue) {
         switch value {
         case .null: null()
         case .bool(let flag): bool(flag)

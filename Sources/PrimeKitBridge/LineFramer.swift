@@ -1,13 +1,13 @@
 /// Splits a byte stream into protocol lines: `\n` ends a line, a `\r` before it is dropped, blank lines are
 /// skipped. A line longer than the limit is reported once and its bytes are dropped as they arrive — never
 /// buffered whole.
-public struct LineFramer {
+package struct LineFramer {
     /// The longest line kept, in bytes (without its line ending).
-    public let maxLineBytes: Int
+    package let maxLineBytes: Int
     private var partial: [UInt8] = []
     private var discarding = false
 
-    public init(maxLineBytes: Int) {
+    package init(maxLineBytes: Int) {
         self.maxLineBytes = maxLineBytes
     }
 
@@ -16,7 +16,7 @@ public struct LineFramer {
     ///   - chunk: Bytes as read.
     ///   - line: Called with each complete, non-blank line (a view valid only during the call).
     ///   - tooLong: Called once per over-long line, as soon as it passes the limit.
-    public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, line: (UnsafeBufferPointer<UInt8>) -> Void,
+    package mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, line: (UnsafeBufferPointer<UInt8>) -> Void,
                               tooLong: () -> Void) {
         var start = 0
         while start < chunk.count {
@@ -51,7 +51,7 @@ public struct LineFramer {
     }
 
     /// The input ended: a last line without a newline is still a line.
-    public mutating func finish(line: (UnsafeBufferPointer<UInt8>) -> Void, tooLong: () -> Void) {
+    package mutating func finish(line: (UnsafeBufferPointer<UInt8>) -> Void, tooLong: () -> Void) {
         defer {
             partial = []
             discarding = false

@@ -3,7 +3,7 @@ import Foundation
 import PrimeKit
 
 /// Where the bridge's lines go: standard output in `primekit serve`, memory in tests.
-public protocol BridgeOutput: AnyObject, Sendable {
+package protocol BridgeOutput: AnyObject, Sendable {
     /// Writes complete lines (each ends with a newline).
     /// - Returns: False when the reader is gone (EPIPE): nothing more will be written.
     func write(_ bytes: [UInt8]) -> Bool

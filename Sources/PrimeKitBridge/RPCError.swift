@@ -1,30 +1,30 @@
 import PrimeKit
 
 /// A JSON-RPC error the bridge answers with (docs/protocol.md, "Errors"). Codes never change once released.
-public struct RPCError: Error, Sendable, Hashable {
-    public let code: Int
-    public let message: String
+package struct RPCError: Error, Sendable, Hashable {
+    package let code: Int
+    package let message: String
     /// The `data` member, already encoded (nil: no data).
-    public let data: [UInt8]?
+    package let data: [UInt8]?
 
-    public init(code: Int, message: String, data: [UInt8]? = nil) {
+    package init(code: Int, message: String, data: [UInt8]? = nil) {
         self.code = code
         self.message = message
         self.data = data
     }
 
-    public static let parseError = -32700
-    public static let invalidRequest = -32600
-    public static let methodNotFound = -32601
-    public static let invalidParams = -32602
-    public static let internalError = -32603
-    public static let busy = -32000
-    public static let messageTooLarge = -32001
-    public static let shuttingDown = -32002
-    public static let jobNotFound = 1001
-    public static let invalidState = 1002
-    public static let invalidCheckpoint = 1003
-    public static let candidateTooLarge = 1004
+    package static let parseError = -32700
+    package static let invalidRequest = -32600
+    package static let methodNotFound = -32601
+    package static let invalidParams = -32602
+    package static let internalError = -32603
+    package static let busy = -32000
+    package static let messageTooLarge = -32001
+    package static let shuttingDown = -32002
+    package static let jobNotFound = 1001
+    package static let invalidState = 1002
+    package static let invalidCheckpoint = 1003
+    package static let candidateTooLarge = 1004
 
     /// -32602 with `data: {field, reason, got}`; `got` is the offending value (strings cut to 40 characters).
     static func invalidParams(_ field: String, _ reason: String, got: JSONValue?) -> RPCError {

@@ -2,19 +2,19 @@ import PrimeKit
 
 /// The wire shapes of results, progress and states (docs/protocol.md, "Results"): one encoder for the bridge and
 /// the command line's `--json`.
-public enum WireFormat {
+package enum WireFormat {
     /// The protocol version this module speaks.
-    public static let protocolVersion = 1
+    package static let protocolVersion = 1
 
     /// The additions within ``protocolVersion`` this module makes (`protocolMinor` in `initialize`): 1 = the
     /// effort options of job/submit, `mode`, `parts` and each factor's `certainty` in factor results, and `stage`,
     /// `stageFraction`, `partsLeft` in progress.
     /// 2 = `factorRange` jobs, `job/rangeBlock` notifications and `job/ack`.
-    public static let protocolMinor = 2
+    package static let protocolMinor = 2
 
     /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
     /// isPrime, certainty, mode, parts}`.
-    public static func write(_ result: FactorResult, into out: inout JSONWriter) {
+    package static func write(_ result: FactorResult, into out: inout JSONWriter) {
         out.object { out in
             out.member("candidate", string: result.candidate)
             out.key("factors")
@@ -58,7 +58,7 @@ public enum WireFormat {
 
     /// The plugin-shaped isPrime result: `{candidate, isPrime, complete, progress, factors | divisorCount,
     /// certainty}`; `certainty` says how a true or false is known and is absent when `isPrime` is null.
-    public static func write(_ result: PrimalityResult, into out: inout JSONWriter) {
+    package static func write(_ result: PrimalityResult, into out: inout JSONWriter) {
         out.object { out in
             out.member("candidate", string: result.candidate)
             out.key("isPrime")
@@ -77,7 +77,7 @@ public enum WireFormat {
     }
 
     /// Either result, by the job's kind.
-    public static func write(_ result: JobResult, into out: inout JSONWriter) {
+    package static func write(_ result: JobResult, into out: inout JSONWriter) {
         switch result {
         case .factorization(let factorization): write(factorization, into: &out)
         case .primality(let primality): write(primality, into: &out)
@@ -86,7 +86,7 @@ public enum WireFormat {
     }
 
     /// A range job's result: `{first, last, count, primeCount}`, the numbers as decimal strings (protocol minor 2).
-    public static func write(_ summary: RangeSummary, into out: inout JSONWriter) {
+    package static func write(_ summary: RangeSummary, into out: inout JSONWriter) {
         out.object { out in
             out.member("first", string: String(summary.first))
             out.member("last", string: String(summary.last))
@@ -105,7 +105,7 @@ public enum WireFormat {
     }
 
     /// One result as a line of JSON (with its newline), as `primekit factor --json` prints it.
-    public static func line(_ result: JobResult) -> [UInt8] {
+    package static func line(_ result: JobResult) -> [UInt8] {
         var out = JSONWriter()
         write(result, into: &out)
         return out.bytes + [0x0A]
@@ -113,17 +113,17 @@ public enum WireFormat {
 
     /// The wire name of a job state: `pending` (waiting for dependencies), `queued`, `running`, `paused`,
     /// `succeeded`, `failed`, `cancelled`.
-    public static func name(_ state: JobState) -> String {
+    package static func name(_ state: JobState) -> String {
         state == .ready ? "queued" : state.rawValue
     }
 
     /// The job state a wire name stands for.
-    public static func state(named name: String) -> JobState? {
+    package static func state(named name: String) -> JobState? {
         name == "queued" ? .ready : (name == "ready" ? nil : JobState(rawValue: name))
     }
 
     /// The wire name of a priority: `veryLow`, `low`, `normal`, `high`, `veryHigh`.
-    public static func name(_ priority: JobPriority) -> String {
+    package static func name(_ priority: JobPriority) -> String {
         switch priority {
         case .veryLow: "veryLow"
         case .low: "low"
@@ -134,7 +134,7 @@ public enum WireFormat {
     }
 
     /// The priority a wire name (or the numbers 0–4) stands for.
-    public static func priority(named name: String) -> JobPriority? {
+    package static func priority(named name: String) -> JobPriority? {
         JobPriority.allCases.first { self.name($0) == name }
     }
 
