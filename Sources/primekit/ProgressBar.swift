@@ -1,13 +1,86 @@
-// The progress bar on standard error: percent, divisors per second and time left for the number being worked on,
-// redrawn five times a second on a terminal. When forced onto something that is not a terminal (--progress), it
-// writes a plain line about once a second instead.
+// Progress on standard error: the status line both progress displays draw on, and the bar of the number being
+// worked on (percent, divisors per second, time left).
 
 import Dispatch
 import Foundation
 import PrimeKit
 import Synchronization
 
-final class ProgressBar: @unchecked Sendable {
+/// A line on standard error, drawn by a timer: redrawn five times a second on a terminal (erased before an answer
+/// is printed); forced onto something that is not a terminal (--progress), a plain `primekit: progress` line about
+/// once a second. What it says comes from `render`, called under the line's lock with the terminal's width (nil
+/// off a terminal); nil draws nothing this time.
+final class StatusLine: @unchecked Sendable {
+    private let terminal: Bool
+    private let state = Mutex<(visible: Bool, lastLine: ContinuousClock.Instant?)>((false, nil))
+    private let timer: any DispatchSourceTimer
+    private let render: @Sendable (_ width: Int?) -> String?
+
+    /// A line, or nil when `mode` and standard error say there should be none.
+    init?(mode: ProgressMode, render: @escaping @Sendable (_ width: Int?) -> String?) {
+        let terminal = isatty(2) == 1
+        switch mode {
+        case .never: return nil
+        case .automatic where !terminal: return nil
+        default: break
+        }
+        self.terminal = terminal
+        self.render = render
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "primekit.progress"))
+        timer.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+    }
+
+    deinit {
+        timer.cancel()
+    }
+
+    /// Erases the line (before an answer is printed) until the next tick.
+    func clear() {
+        state.withLock { clearLocked(&$0) }
+    }
+
+    /// Erases the line and stops drawing it.
+    func stop() {
+        timer.cancel()
+        state.withLock { clearLocked(&$0) }
+    }
+
+    private func clearLocked(_ state: inout (visible: Bool, lastLine: ContinuousClock.Instant?)) {
+        if state.visible && terminal { emit("\r\u{1B}[K") }
+        state.visible = false
+    }
+
+    private func tick() {
+        state.withLock { state in
+            let now = ContinuousClock.now
+            if terminal {
+                guard let line = render(Self.columns()) else { return }
+                emit("\r" + line + "\u{1B}[K")
+                state.visible = true
+            } else if state.lastLine.map({ now - $0 >= .seconds(1) }) ?? true {
+                guard let line = render(nil) else { return }
+                emit("primekit: progress " + line + "\n")
+                state.lastLine = now
+            }
+        }
+    }
+
+    private static func columns() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 { return Int(size.ws_col) }
+        return 80
+    }
+
+    private func emit(_ text: String) {
+        _ = writeAll(2, Array(text.utf8))
+    }
+}
+
+/// The bar of the number being worked on: percent, divisors per second and time left (past trial division, the
+/// stage and how far it is).
+final class ProgressBar: Sendable {
     private struct Tracked {
         var job: Job
         var label: String
@@ -19,69 +92,50 @@ final class ProgressBar: @unchecked Sendable {
         var rate: Double?
     }
 
-    private struct State {
-        var tracked: Tracked?
-        var visible = false
-        var lastLineAt: ContinuousClock.Instant?
+    /// The followed job, shared with the status line's renderer.
+    private final class Following: Sendable {
+        let tracked = Mutex<Tracked?>(nil)
     }
 
-    private let terminal: Bool
-    private let state = Mutex(State())
-    private let timer: any DispatchSourceTimer
+    private let following = Following()
+    private let line: StatusLine
 
     /// A bar, or nil when `mode` and standard error say there should be none.
     init?(mode: ProgressMode) {
-        let terminal = isatty(2) == 1
-        switch mode {
-        case .never: return nil
-        case .automatic where !terminal: return nil
-        default: break
+        let following = self.following
+        guard let line = StatusLine(mode: mode, render: { width in Self.render(following, width: width) }) else {
+            return nil
         }
-        self.terminal = terminal
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "primekit.progress"))
-        timer.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
-    }
-
-    deinit {
-        timer.cancel()
+        self.line = line
     }
 
     /// Follows `job` (the number whose answer is printed next), or nothing.
     func track(_ job: Job?, label: String) {
-        state.withLock { state in
-            if state.tracked?.job === job { return }
-            clearLocked(&state)
-            state.tracked = job.map { Tracked(job: $0, label: label, since: .now) }
+        let changed = following.tracked.withLock { tracked in
+            if tracked?.job === job { return false }
+            tracked = job.map { Tracked(job: $0, label: label, since: .now) }
+            return true
         }
+        if changed { line.clear() }
     }
 
     /// Erases the bar (before an answer is printed) until the next tick.
     func clear() {
-        state.withLock { clearLocked(&$0) }
+        line.clear()
     }
 
     /// Erases the bar and stops drawing it.
     func stop() {
-        timer.cancel()
-        state.withLock { state in
-            clearLocked(&state)
-            state.tracked = nil
-        }
+        line.stop()
+        following.tracked.withLock { $0 = nil }
     }
 
-    private func clearLocked(_ state: inout State) {
-        if state.visible && terminal { emit("\r\u{1B}[K") }
-        state.visible = false
-    }
-
-    private func tick() {
-        state.withLock { state in
-            guard var tracked = state.tracked else { return }
+    private static func render(_ following: Following, width: Int?) -> String? {
+        following.tracked.withLock { state in
+            guard var tracked = state else { return nil }
             let now = ContinuousClock.now
             let progress = tracked.job.progress
-            guard !tracked.job.state.isFinished, now - tracked.since >= .milliseconds(150) else { return }
+            guard !tracked.job.state.isFinished, now - tracked.since >= .milliseconds(150) else { return nil }
             if tracked.firstPercent == nil {
                 tracked.firstPercent = progress.percent
                 tracked.firstPercentAt = now
@@ -101,20 +155,11 @@ final class ProgressBar: @unchecked Sendable {
             if let first = tracked.firstPercent, let firstAt = tracked.firstPercentAt, progress.percent > first {
                 eta = (100 - progress.percent) * seconds(now - firstAt) / (progress.percent - first)
             }
-            state.tracked = tracked
+            state = tracked
             // Past trial division, a complete job shows its stage (ECM, the quadratic sieve, ...) instead.
             let stage = progress.stage == "trial" ? nil
                 : (name: progress.stage, fraction: progress.stageFraction, partsLeft: progress.partsLeft)
-            if terminal {
-                let line = Self.line(tracked.label, progress.percent, tracked.rate, eta, width: Self.columns(),
-                                     stage: stage)
-                emit("\r" + line + "\u{1B}[K")
-                state.visible = true
-            } else if state.lastLineAt.map({ now - $0 >= .seconds(1) }) ?? true {
-                emit("primekit: progress " + Self.line(tracked.label, progress.percent, tracked.rate, eta, width: nil,
-                                                       stage: stage) + "\n")
-                state.lastLineAt = now
-            }
+            return line(tracked.label, progress.percent, tracked.rate, eta, width: width, stage: stage)
         }
     }
 
@@ -158,16 +203,6 @@ final class ProgressBar: @unchecked Sendable {
         return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
     }
 
-    private static func columns() -> Int {
-        var size = winsize()
-        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 { return Int(size.ws_col) }
-        return 80
-    }
-
-    private func emit(_ text: String) {
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
-    }
 }
 
 func seconds(_ duration: Duration) -> Double {

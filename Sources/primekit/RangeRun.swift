@@ -163,7 +163,7 @@ struct RangeRun {
                 total += DecimalText.count(first, last)
             }
         }
-        let bar = RangeProgress(mode: options.progressMode, total: total) { counts.done }
+        let bar = RangeProgress.start(mode: options.progressMode, total: total) { counts.done }
         var failed = self.failed
         var left: [RangeWork] = []
         var index = 0
@@ -312,67 +312,19 @@ struct RangeRun {
     }
 }
 
-/// The progress line of a range run on standard error: numbers written of the total, rate and time left. Redrawn
-/// five times a second on a terminal; forced onto something else (--progress), a plain line about once a second.
-final class RangeProgress: @unchecked Sendable {
-    private let terminal: Bool
-    private let total: Double
-    private let done: @Sendable () -> UInt64
-    private let timer: any DispatchSourceTimer
-    private let state = Mutex<(visible: Bool, lastLine: ContinuousClock.Instant?)>((false, nil))
-    private let start = ContinuousClock.now
-
-    init?(mode: ProgressMode, total: Double, done: @escaping @Sendable () -> UInt64) {
-        let terminal = isatty(2) == 1
-        switch mode {
-        case .never: return nil
-        case .automatic where !terminal: return nil
-        default: break
+/// The progress line of a range run: numbers written of the total, rate and time left.
+enum RangeProgress {
+    static func start(mode: ProgressMode, total: Double, done: @escaping @Sendable () -> UInt64) -> StatusLine? {
+        let start = ContinuousClock.now
+        return StatusLine(mode: mode) { _ in
+            let count = done()
+            let elapsed = seconds(ContinuousClock.now - start)
+            let rate = elapsed > 0 ? Double(count) / elapsed : 0
+            let eta = rate > 0 ? (total - Double(count)) / rate : nil
+            let percent = total > 0 ? Double(count) / total * 100 : 100
+            let totalText = total < 9e15 ? String(UInt64(total)) : String(format: "%.3g", total)
+            return "\(count) / \(totalText) numbers \(String(format: "%5.1f%%", min(100, percent)))  ETA "
+                + (eta.map(ProgressBar.formatDuration) ?? "–") + "  " + ProgressBar.formatRate(rate) + " numbers/s"
         }
-        self.terminal = terminal
-        self.total = total
-        self.done = done
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "primekit.range-progress"))
-        timer.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
-    }
-
-    deinit {
-        timer.cancel()
-    }
-
-    /// Erases the line and stops drawing it.
-    func stop() {
-        timer.cancel()
-        state.withLock { state in
-            if state.visible && terminal { emit("\r\u{1B}[K") }
-            state.visible = false
-        }
-    }
-
-    private func tick() {
-        let count = done()
-        let now = ContinuousClock.now
-        let elapsed = seconds(now - start)
-        let rate = elapsed > 0 ? Double(count) / elapsed : 0
-        let eta = rate > 0 ? (total - Double(count)) / rate : nil
-        let percent = total > 0 ? Double(count) / total * 100 : 100
-        let totalText = total < 9e15 ? String(UInt64(total)) : String(format: "%.3g", total)
-        let line = "\(count) / \(totalText) numbers \(String(format: "%5.1f%%", min(100, percent)))  ETA "
-            + (eta.map(ProgressBar.formatDuration) ?? "–") + "  " + ProgressBar.formatRate(rate) + " numbers/s"
-        state.withLock { state in
-            if terminal {
-                emit("\r" + line + "\u{1B}[K")
-                state.visible = true
-            } else if state.lastLine.map({ now - $0 >= .seconds(1) }) ?? true {
-                emit("primekit: progress " + line + "\n")
-                state.lastLine = now
-            }
-        }
-    }
-
-    private func emit(_ text: String) {
-        _ = writeAll(2, Array(text.utf8))
     }
 }
