@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { BridgeExitedError, ClientClosedError, PrimeKitError } from './errors.js';
-import { Job, kAborted, kAccept, kFail, kFinish, kProgress, kRespond, kStopped } from './job.js';
+import { Job, kAborted, kAccept, kFail, kFinish, kProgress, kRespond, kStopped, Submission } from './job.js';
 import { findExecutable } from './locate.js';
 import { kBlock, RangeJob } from './range.js';
 
@@ -38,28 +38,12 @@ class Call {
  * A job started by isPrime()/factor() without a signal: nobody can reach it but through the promise, so it carries
  * only what settles that promise (no events, no iterators).
  */
-class Run {
-  id = null;
-
+class Run extends Submission {
   constructor(resolve, reject) {
+    super();
     this.resolve = resolve;
     this.reject = reject;
   }
-
-  [kRespond](message) {
-    if (message.error !== undefined) {
-      this.reject(new PrimeKitError(message.error, { method: 'job/submit' }));
-      return false;
-    }
-    this.id = message.result.jobId;
-    return true;
-  }
-
-  [kAccept](jobId) {
-    this.id = jobId;
-  }
-
-  [kProgress]() {}
 
   [kFinish](params) {
     if (params.state === 'succeeded') this.resolve(params.result);

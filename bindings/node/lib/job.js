@@ -11,6 +11,30 @@ export const kStopped = Symbol('primekit.stopped');
 export const kAborted = Symbol('primekit.aborted');
 export const kAccept = Symbol('primekit.accept');
 
+/**
+ * What a light handle of a submitted job shares (a job behind a promise, a range job): its id from the `job/submit`
+ * response or a batch's acceptance; a refused submission fails the handle through its `kFail`, like a lost bridge.
+ */
+export class Submission {
+  /** The server's job id, null until the submission is answered. */
+  id = null;
+
+  [kRespond](message) {
+    if (message.error !== undefined) {
+      this[kFail](new PrimeKitError(message.error, { method: 'job/submit' }));
+      return false;
+    }
+    this[kAccept](message.result.jobId, message.result.state);
+    return true;
+  }
+
+  [kAccept](jobId) {
+    this.id = jobId;
+  }
+
+  [kProgress]() {}
+}
+
 const noop = () => {};
 /** Progress notifications an iterator keeps while its reader is behind (the oldest are dropped first). */
 const ITERATOR_BUFFER = 1024;

@@ -1,6 +1,6 @@
 // A factorRange job on the bridge: its `job/rangeBlock` notifications as an async iterator, acknowledged as read.
-import { Job, kAccept, kFail, kFinish, kProgress, kRespond, kStopped } from './job.js';
-import { JobCancelledError, PrimeKitError } from './errors.js';
+import { Job, kFail, kFinish, kStopped, Submission } from './job.js';
+import { JobCancelledError } from './errors.js';
 
 /** The client hands a job/rangeBlock to its range job through this key; not part of the public API. */
 export const kBlock = Symbol('primekit.block');
@@ -12,9 +12,7 @@ export const kBlock = Symbol('primekit.block');
  * reader has not asked for, and a reader that stops asking stops the job (not the server). Leaving the loop early
  * (break, throw) cancels the job. `result` resolves with the summary `{first, last, count, primeCount}`.
  */
-export class RangeJob {
-  /** The server's job id, null until the submission is answered. */
-  id = null;
+export class RangeJob extends Submission {
   /** Resolves with the range summary; rejects like a job's result (PrimeKitError, JobCancelledError, …). */
   result;
 
@@ -29,6 +27,7 @@ export class RangeJob {
   #reject;
 
   constructor(client) {
+    super();
     this.#client = client;
     this.result = new Promise((resolve, reject) => {
       this.#resolve = resolve;
@@ -92,21 +91,6 @@ export class RangeJob {
   }
 
   // --- driven by the client --------------------------------------------------------------------------------
-
-  [kRespond](message) {
-    if (message.error !== undefined) {
-      this.#finish(new PrimeKitError(message.error, { method: 'job/submit' }));
-      return false;
-    }
-    this.id = message.result.jobId;
-    return true;
-  }
-
-  [kAccept](jobId) {
-    this.id = jobId;
-  }
-
-  [kProgress]() {}
 
   [kBlock](params) {
     if (params.seq !== this.#lastSeq + 1) return;  // each block once, in order
