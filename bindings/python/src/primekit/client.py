@@ -48,19 +48,18 @@ def submit_params(n: int, kind: str, from_: int | None, bound: int | None, prior
     if mode is not None:
         params["mode"] = mode
     params.update(effort_params(ecm_digits, work_limit, time_limit_ms))
-    if priority is not None:
-        params["priority"] = priority
-    if progress_interval_ms is not None:
-        params["progressIntervalMs"] = progress_interval_ms
-    if depends_on is not None:
-        params["dependsOn"] = depends_on
-    return params
+    return _with_scheduling(params, priority, progress_interval_ms, depends_on)
 
 
 def checkpoint_params(checkpoint: str, priority: Priority | None, progress_interval_ms: int | None,
                       depends_on: list[str] | None) -> dict[str, Any]:
     """The ``job/submit`` params that restore a job from its checkpoint text."""
-    params: dict[str, Any] = {"checkpoint": checkpoint}
+    return _with_scheduling({"checkpoint": checkpoint}, priority, progress_interval_ms, depends_on)
+
+
+def _with_scheduling(params: dict[str, Any], priority: Priority | None, progress_interval_ms: int | None,
+                     depends_on: list[str] | None) -> dict[str, Any]:
+    """Adds the submission's priority, progress interval and dependencies, those that are set."""
     if priority is not None:
         params["priority"] = priority
     if progress_interval_ms is not None:
