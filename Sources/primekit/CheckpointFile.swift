@@ -216,35 +216,16 @@ struct CheckpointFile: Sendable {
 
 /// Writes files so that readers see the old contents or the whole new ones.
 enum AtomicFile {
-    /// Writes `bytes` to `temporaryPath`, flushes it to disk and renames it to `path`.
+    /// Writes `bytes` to `temporaryPath` (owner-only), flushes it to disk and renames it to `path`, as the engine's
+    /// checkpoint store writes its files.
     /// - Throws: ``CLIError`` naming the step that failed.
     static func write(_ bytes: [UInt8], to path: String, temporaryPath: String) throws(CLIError) {
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CLIError("cannot create \(temporaryPath): \(errnoText())") }
-        let failure = writeAll(descriptor, bytes)
-        if failure != 0 {
-            close(descriptor)
-            unlink(temporaryPath)
-            throw CLIError("cannot write \(temporaryPath): \(String(cString: strerror(failure)))")
-        }
-        if fsync(descriptor) != 0 {
-            let reason = errnoText()
-            close(descriptor)
-            unlink(temporaryPath)
-            throw CLIError("cannot flush \(temporaryPath) to disk: \(reason)")
-        }
-        close(descriptor)
-        guard rename(temporaryPath, path) == 0 else {
-            let reason = errnoText()
-            unlink(temporaryPath)
-            throw CLIError("cannot rename \(temporaryPath) to \(path): \(reason)")
-        }
-        // Make the rename itself durable.
-        let directory = (path as NSString).deletingLastPathComponent
-        let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
+        do {
+            try DurableFile.replace(path, with: bytes, temporary: temporaryPath)
+        } catch {
+            let step = ["open": "cannot create", "write": "cannot write", "fsync": "cannot flush to disk",
+                        "rename": "cannot rename \(temporaryPath) to"][error.operation] ?? "cannot \(error.operation)"
+            throw CLIError("\(step) \(error.path): \(String(cString: strerror(error.errno)))")
         }
     }
 

@@ -283,9 +283,8 @@ public final class CheckpointStore: Plugin, @unchecked Sendable {
     private func write(_ record: StoreRecord, as name: String, syncDirectory: Bool = true) throws(StoreIOError) {
         let temporary = path(name + ".tmp")
         do {
-            try fileSystem.writeAndSync(record.encoded(), to: temporary)
-            try fileSystem.rename(temporary, to: path(name))
-            if syncDirectory { try fileSystem.syncDirectory(directory) }
+            try fileSystem.replace(path(name), with: record.encoded(), temporary: temporary, directory: directory,
+                                   syncingDirectory: syncDirectory)
             condition.withLock { state.writable = true }
         } catch {
             let removed = (try? fileSystem.remove(temporary)) != nil

@@ -1,12 +1,12 @@
 import Foundation
 
-/// A failed file operation of the checkpoint store.
-struct StoreIOError: Error, Sendable, CustomStringConvertible {
-    let operation: String
-    let path: String
-    let errno: Int32
+/// A failed file operation of the checkpoint store (or of ``DurableFile``).
+package struct StoreIOError: Error, Sendable, CustomStringConvertible {
+    package let operation: String
+    package let path: String
+    package let errno: Int32
 
-    var description: String {
+    package var description: String {
         "\(operation) \(path): \(String(cString: strerror(errno)))"
     }
 }
@@ -26,6 +26,34 @@ protocol StoreFileSystem: Sendable {
     func read(_ path: String) throws(StoreIOError) -> [UInt8]
     /// The names in a directory (not `.` and `..`).
     func list(_ path: String) throws(StoreIOError) -> [String]
+}
+
+extension StoreFileSystem {
+    /// Replaces `path` with `bytes` so that a reader sees the old file or the whole new one: writes `temporary`
+    /// (owner-only), fsyncs it, renames it over `path`, and with `syncingDirectory` fsyncs `directory`, so the
+    /// rename survives a crash. A failure throws naming its step and leaves `temporary` for the caller to remove.
+    func replace(_ path: String, with bytes: [UInt8], temporary: String, directory: String,
+                 syncingDirectory: Bool = true) throws(StoreIOError) {
+        try writeAndSync(bytes, to: temporary)
+        try rename(temporary, to: path)
+        if syncingDirectory { try syncDirectory(directory) }
+    }
+}
+
+/// Files written the way the checkpoint store writes its own, for the tool's checkpoint files.
+package enum DurableFile {
+    /// ``StoreFileSystem/replace(_:with:temporary:directory:syncingDirectory:)`` on the real file system; on failure
+    /// the temporary file is removed.
+    package static func replace(_ path: String, with bytes: [UInt8], temporary: String) throws(StoreIOError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let files = POSIXStoreFileSystem()
+        do {
+            try files.replace(path, with: bytes, temporary: temporary, directory: directory.isEmpty ? "." : directory)
+        } catch {
+            try? files.remove(temporary)
+            throw error
+        }
+    }
 }
 
 /// The real file system, through POSIX calls.
