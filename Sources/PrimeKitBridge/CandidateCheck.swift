@@ -37,8 +37,15 @@ package enum CandidateCheck {
     /// - Parameters:
     ///   - text: The token as written.
     ///   - fullLength: The token's real length when `text` was cut short.
+    /// The engine's rule decides (``CandidateText``); this only says why in words.
     package static func problem(with text: String, fullLength: Int? = nil, maxDigits: Int = maxDigits) -> InvalidCandidate? {
-        guard let reason = reason(text, fullLength: fullLength, maxDigits: maxDigits) else { return nil }
+        if fullLength == nil {
+            do {
+                _ = try CandidateText.validateCandidate(text, maxDigits: maxDigits)
+                return nil
+            } catch {}
+        }
+        let reason = reason(text, fullLength: fullLength, maxDigits: maxDigits) ?? "not a decimal number"
         return InvalidCandidate(text: text, fullLength: fullLength, reason: reason)
     }
 

@@ -1,5 +1,5 @@
 /// Checks on decimal text and the arithmetic the engine needs to plan a job's divisor range.
-enum CandidateText {
+package enum CandidateText {
     /// True for `^(0|[1-9][0-9]*)$`.
     static func isCanonical(_ text: some StringProtocol) -> Bool {
         var iterator = text.utf8.makeIterator()
@@ -14,8 +14,9 @@ enum CandidateText {
     }
 
     /// Validates a candidate the way the kernel will, so bad input fails at submission. One pass over the
-    /// digits, which also reads the value when it fits in 64 bits (nil otherwise).
-    static func validateCandidate(_ text: String, maxDigits: Int) throws(PrimeKitError) -> UInt64? {
+    /// digits, which also reads the value when it fits in 64 bits (nil otherwise). The one rule for candidate text:
+    /// the tool and the bridge explain a refusal in words, but what is refused is decided here.
+    package static func validateCandidate(_ text: String, maxDigits: Int) throws(PrimeKitError) -> UInt64? {
         var value: UInt64? = 0
         var count = 0
         var leadingZero = false
