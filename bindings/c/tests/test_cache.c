@@ -180,17 +180,22 @@ static int write_file(const char *path, const unsigned char *b, size_t len)
     return fclose(f) == 0 && w == len ? 0 : -1;
 }
 
-/* FNV-1a 64, the file format's checksum (written here again as the oracle). */
-static uint64_t fnv1a(const unsigned char *b, size_t n)
+/* The file format's checksum, written here again as the oracle: FNV-1a 64
+   over little-endian 64-bit words. */
+static uint64_t fnv1a_words(const unsigned char *b, size_t n)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t w = 0;
+        for (int k = 7; k >= 0; k--) w = w << 8 | b[i + (size_t)k];
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+    }
     return h;
 }
 
 static void reseal(unsigned char *b, size_t len)
 {
-    uint64_t h = fnv1a(b, len - 8);
+    uint64_t h = fnv1a_words(b, len - 8);
     for (int i = 0; i < 8; i++) b[len - 8 + i] = (unsigned char)(h >> (8 * i));
 }
 
@@ -332,12 +337,13 @@ void test_cache_file_round_trips_and_damaged_files_are_refused(void)
     size_t *pos = malloc((len + 4000) * sizeof *pos), npos = 0;
     for (size_t i = 0; i < 40; i++) pos[npos++] = i;
     uint64_t count = file[20] | (uint64_t)file[21] << 8;
-    for (size_t at = 40, k = 0; k < count && at + 28 <= len - 8; k++) {
+    for (size_t at = 40, k = 0; k < count && at + 32 <= len - 8; k++) {
         uint64_t bytes = 0;
-        for (int i = 7; i >= 0; i--) bytes = bytes << 8 | file[at + 20 + (size_t)i];
-        for (size_t i = 0; i < 28 + 64 && at + i < len - 8; i++) pos[npos++] = at + i;
-        for (size_t i = 0; i < 64 && i < bytes; i++) pos[npos++] = at + 28 + bytes - 1 - i;
-        at += 28 + bytes;
+        for (int i = 7; i >= 0; i--) bytes = bytes << 8 | file[at + 24 + (size_t)i];
+        bytes *= 8; /* the field counts words */
+        for (size_t i = 0; i < 32 + 64 && at + i < len - 8; i++) pos[npos++] = at + i;
+        for (size_t i = 0; i < 64 && i < bytes; i++) pos[npos++] = at + 32 + bytes - 1 - i;
+        at += 32 + bytes;
     }
     for (size_t i = 0; i < 8; i++) pos[npos++] = len - 8 + i;
     for (int i = 0; i < 800; i++) pos[npos++] = (size_t)pkt_rand_below(&rng, len);
@@ -353,7 +359,7 @@ void test_cache_file_round_trips_and_damaged_files_are_refused(void)
         refused += st == PK_E_CACHE_FILE;
     }
     /* Cut short, grown. */
-    size_t cuts[] = {0, 1, 8, 39, 40, 47, 48, 67, 68, len / 2, len - 9, len - 8, len - 1};
+    size_t cuts[] = {0, 1, 8, 39, 40, 47, 48, 71, 72, len / 2, len - 9, len - 8, len - 1};
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0] + 200; k++) {
         size_t cut = k < sizeof cuts / sizeof cuts[0] ? cuts[k] : (size_t)pkt_rand_below(&rng, len);
         write_file(copy, file, cut);
@@ -371,9 +377,10 @@ void test_cache_file_round_trips_and_damaged_files_are_refused(void)
     struct { size_t at; unsigned char to; const char *what; } edits[] = {
         {8, 2, "format version 2"}, {8, 0, "format version 0"}, {12, 17, "segments of 2^17"},
         {12, 20, "segments of 2^20"}, {16, 11, "11 levels"}, {16, 13, "13 levels"},
-        {44, (unsigned char)(file[44] + 1), "the first product moved to the next index"},
+        {48, (unsigned char)(file[48] + 1), "the first product moved to the next index"},
         {40, (unsigned char)(file[40] + 1), "the first product moved a level up"},
-        {53, 0, "the first product's prime count below 256"}, {59, 0x80, "a prime count above 2^63"},
+        {44, 1, "a nonzero padding field"},
+        {57, 0, "the first product's prime count below 256"}, {63, 0x80, "a prime count above 2^63"},
         {24, (unsigned char)(file[24] ^ 1), "the covered range"},
     };
     for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
