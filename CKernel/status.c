@@ -42,6 +42,8 @@ static const pk_status_info pk_statuses[] = {
     {PK_E_CHECKPOINT_VERSION, "PK_E_CHECKPOINT_VERSION", "checkpoint format version is not supported"},
     {PK_E_CHECKPOINT_STATE, "PK_E_CHECKPOINT_STATE", "checkpoint contents are inconsistent"},
     {PK_E_INTERNAL, "PK_E_INTERNAL", "internal error"},
+    {PK_E_IO, "PK_E_IO", "a file could not be opened, read or written"},
+    {PK_E_CACHE_FILE, "PK_E_CACHE_FILE", "cache file is truncated, corrupt, or of another format or layout"},
 };
 
 static const pk_status_info *pk_status_find(int status)

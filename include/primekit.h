@@ -94,7 +94,10 @@ typedef enum pk_status {
     PK_E_CHECKPOINT_VERSION = -13, /* a checkpoint of an unknown format version */
     PK_E_CHECKPOINT_STATE = -14,   /* a well-formed checkpoint whose contents contradict
                                       each other (factors x cofactor != candidate, ...) */
-    PK_E_INTERNAL = -15     /* an internal invariant failed; please report it */
+    PK_E_INTERNAL = -15,    /* an internal invariant failed; please report it */
+    PK_E_IO = -16,          /* a file could not be opened, read or written */
+    PK_E_CACHE_FILE = -17   /* a cache file is truncated, fails its checksum, or has another
+                               format version or layout; rebuild it (pk_cache_save) */
 } pk_status;
 
 /*
@@ -203,6 +206,39 @@ PK_API int pk_cache_create(size_t max_bytes, pk_cache **out);
  * pk_cache_destroy — free a cache. NULL is a no-op. No job may still use it.
  */
 PK_API void pk_cache_destroy(pk_cache *cache);
+
+/*
+ * pk_cache_save — write the cache's products to a file, so that another
+ * process (pk_cache_load) skips building them. First, sibling products both
+ * in the cache are multiplied into their parent (kept in the cache too, if
+ * it has room), so later jobs check fewer, larger products; then the largest
+ * products are written (about 1.8 MB for every prime below 10^7), with a
+ * header (format version, segment layout, length) and a checksum over every
+ * byte. The file is written under a temporary name next to path, flushed to
+ * disk and renamed over path: readers see the old file or the new one.
+ * cache  the cache; jobs may use it meanwhile.
+ * path   the file; its directory must exist.
+ * Returns PK_OK, PK_E_ARG, PK_E_NOMEM or PK_E_IO (nothing is changed at path
+ * then). Takes as long as the multiplications (tens of milliseconds for the
+ * primes below 10^7) and the write. Thread-safe.
+ */
+PK_API int pk_cache_save(pk_cache *cache, const char *path);
+
+/*
+ * pk_cache_load — add the products of a file written by pk_cache_save.
+ * The whole file is checked first: its length, its checksum, its format
+ * version and segment layout, and that each product's position and size are
+ * plausible. A file that fails any check adds nothing, and the cache fills
+ * as jobs run, as if there were no file. The checksum catches damage, not
+ * forgery: the file must be as trusted as the program (the user's own cache
+ * directory).
+ * cache  the cache; jobs may use it meanwhile. Products already in the cache
+ *        are kept; products past its memory limit are skipped.
+ * path   the file.
+ * Returns PK_OK, PK_E_ARG, PK_E_NOMEM, PK_E_IO (no such file, or it cannot
+ * be read) or PK_E_CACHE_FILE (refused). Thread-safe.
+ */
+PK_API int pk_cache_load(pk_cache *cache, const char *path);
 
 /*
  * pk_options_init — fill *options with the defaults and set options->size.

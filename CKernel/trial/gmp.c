@@ -535,8 +535,12 @@ int pk_tdgmp_flush(pk_job *job)
         if (!fl->md.ready || !fl->f_ready || mpz_cmp(fl->md.m, job->cof) != 0) {
             pk_modulus_set(&fl->md, job->cof, fl->cap);
             fl->f_ready = 0;
-            /* Folding blocks: the high part (at most fc + 2 bits) fits a piece. */
-            fl->fc = 64 * fl->cap - 64;
+            /* Folding blocks as long as the cofactor (at least a piece): the
+               high part (at most fc + 2 bits) times F is then a balanced
+               product, which pk_mul_piece does by Karatsuba over pieces, about
+               a fifth cheaper per bit folded than slices of a piece. */
+            size_t fl_limbs = mpz_size(job->cof) > fl->cap ? mpz_size(job->cof) : fl->cap;
+            fl->fc = 64 * fl_limbs - 64;
             fl->split = fl->md.n + 1 + fl->fc;
         }
     }

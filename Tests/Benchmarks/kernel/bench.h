@@ -105,14 +105,20 @@ void bench_pk_check(const char *workload, const pk_job *job, const char *candida
 /* ------------------------------------------------------------ fresh.c */
 
 /* Runs the survivor `candidate` (bound `bound`) once in a new process started
- * from the executable `self`, with a new empty pk_cache; the child checks its
+ * from the executable `self`, with a new pk_cache, empty or (cache_file not
+ * NULL) filled by pk_cache_load inside the timed span; the child checks its
  * answer. Aborts when the child fails. */
 bench_pk_run bench_run_fresh(const char *self, int simd, const char *bound,
-                             const char *workload, const char *candidate);
+                             const char *workload, const char *candidate, const char *cache_file);
 
-/* The child's side (pk-bench --child-fresh SIMD BOUND): reads the candidate
- * from stdin, prints "seconds cpu-seconds divisors path". */
-int bench_child_fresh(int simd, const char *bound);
+/* The child's side (pk-bench --child-fresh SIMD BOUND [CACHE-FILE]): reads the
+ * candidate from stdin, prints "seconds cpu-seconds divisors path". */
+int bench_child_fresh(int simd, const char *bound, const char *cache_file);
+
+/* The arithmetic floor of W2 (peers.c): parse `decimal`, P mod n for the
+ * given P (the product of the primes to the bound, built before), one gcd.
+ * Returns 1 when the gcd is 1. */
+int peer_floor(const char *decimal, const void *primorial);
 
 /* ---------------------------------------------------------- latency.c */
 

@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 /* Child side: read the candidate on stdin, run it once in this brand-new
- * process, print "seconds cpu-seconds divisors path". */
-int bench_child_fresh(int simd, const char *bound)
+ * process, print "seconds cpu-seconds divisors path". With a cache file, the
+ * time includes loading it (pk_cache_load) into the new cache. */
+int bench_child_fresh(int simd, const char *bound, const char *cache_file)
 {
     size_t cap = 1 << 20, len = 0;
     char *buf = bench_xmalloc(cap);
@@ -45,18 +46,28 @@ int bench_child_fresh(int simd, const char *bound)
     bench_options(&opt, simd, NULL, bound);
     opt.cache = cache;
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, buf, PK_COFACTOR_UNKNOWN};
+    double load = 0, load_cpu = 0;
+    if (cache_file) {
+        double c0 = bench_thread_cpu(), t0 = bench_now();
+        st = pk_cache_load(cache, cache_file);
+        load = bench_now() - t0;
+        load_cpu = bench_thread_cpu() - c0;
+        if (st != PK_OK)
+            bench_die("child: pk_cache_load(%s) returned %s", cache_file, pk_status_name(st));
+    }
     bench_pk_run r = bench_pk_timed("fresh-process run", buf, &opt, &ex);
-    printf("%.9f %.9f %llu %d\n", r.seconds, r.cpu, (unsigned long long)r.divisors_tested,
-           r.path);
+    printf("%.9f %.9f %llu %d\n", r.seconds + load, r.cpu + load_cpu,
+           (unsigned long long)r.divisors_tested, r.path);
     pk_cache_destroy(cache);
     free(buf);
     return 0;
 }
 
 /* Parent side: run the candidate in a new process (no cache of any earlier
- * job can exist there). Aborts when the child fails or answers wrongly. */
+ * job can exist there, except what it loads from cache_file when that is not
+ * NULL). Aborts when the child fails or answers wrongly. */
 bench_pk_run bench_run_fresh(const char *self, int simd, const char *bound,
-                            const char *workload, const char *candidate)
+                            const char *workload, const char *candidate, const char *cache_file)
 {
     int in[2], out[2];
     if (pipe(in) != 0 || pipe(out) != 0)
@@ -72,7 +83,7 @@ bench_pk_run bench_run_fresh(const char *self, int simd, const char *bound,
         dup2(in[0], 0);
         dup2(out[1], 1);
         close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-        execl(self, self, "--child-fresh", simd_s, bound, (char *)NULL);
+        execl(self, self, "--child-fresh", simd_s, bound, cache_file, (char *)NULL);
         fprintf(stderr, "pk-bench: exec %s: %s\n", self, strerror(errno));
         _exit(127);
     }

@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <gmp.h>
 
 #define W1_N      "18446744073709551557"
 #define W1B_P     "4294967279"
@@ -174,42 +177,97 @@ static void w128_workload(const char *n_dec, const char *cofactor)
 #endif
 }
 
-/* W2: fresh process (A), warm in this process (A'), peer (B), interleaved. */
+/* Median of v[0..n) (v is sorted in place). */
+static double median_of(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* W2, interleaved per run: a fresh process that loads the cache file this
+ * process saved (A), a fresh process without it (cold), warm in this process
+ * (A'), the arithmetic floor (F), the peer (B). */
 static void w2_workload(const char *cand)
 {
     bench_row *fresh = report_row("W2 fresh");
+    bench_row *cold = report_row("W2 cold");
     bench_row *warm = report_row("W2 warm");
+    bench_row *flr = report_row("W2 floor");
     bench_expect ex = {PK_PRIME_UNKNOWN, 0, NULL, cand, PK_COFACTOR_UNKNOWN};
     pk_options opt;
     bench_options(&opt, S.simd, NULL, W2_BOUND_S);
     opt.cache = S.cache;
 
     /* The first job on this candidate with this process's cache is the
-     * warm-up: it fills the cache. */
+     * warm-up: it fills the cache, which is then saved (pairing its nodes)
+     * for the fresh processes. */
     bench_pk_run w = bench_pk_timed("W2 warm-up", cand, &opt, &ex);
-    bench_note("warm-up run in this process: %.3f s (not counted)", w.seconds);
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], file[600];
+    snprintf(dir, sizeof dir, "%s/pk-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        bench_die("W2: mkdtemp %s failed", dir);
+    snprintf(file, sizeof file, "%s/primes.pkcache", dir);
+    double t0 = bench_now();
+    int st = pk_cache_save(S.cache, file);
+    double saved = bench_now() - t0;
+    if (st != PK_OK)
+        bench_die("W2: pk_cache_save returned %s", pk_status_name(st));
+    struct stat sb;
+    if (stat(file, &sb) != 0)
+        bench_die("W2: no cache file after pk_cache_save");
+    bench_note("warm-up run in this process: %.3f s, pk_cache_save %.3f s, %lld bytes (not counted)",
+               w.seconds, saved, (long long)sb.st_size);
+
+    mpz_t P;
+    mpz_init(P);
+    mpz_primorial_ui(P, W2_BOUND);
+    double warm_floor[MAX_RUNS], fresh_floor[MAX_RUNS];
     for (int i = 0; i < S.runs; i++) {
-        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2 fresh", cand);
+        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2 fresh", cand, file);
+        bench_pk_run c = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2 cold", cand, NULL);
         bench_pk_run a2 = bench_pk_timed("W2 warm", cand, &opt, &ex);
+        peer_time fl;
+        int coprime = 0;
+        TIME_PEER(fl, coprime = peer_floor(cand, P));
+        if (!coprime)
+            bench_die("W2: the floor's gcd is not 1 for a survivor");
         uint64_t tested = 0, f = 0;
         peer_time b;
         TIME_PEER(b, f = peer_gmp(cand, W2_BOUND, &tested));
         if (f != 0)
             bench_die("W2: the peer found the factor %llu in a survivor", (unsigned long long)f);
-        if (a.path != PK_PATH_GMP || a2.path != PK_PATH_GMP)
+        if (a.path != PK_PATH_GMP || a2.path != PK_PATH_GMP || c.path != PK_PATH_GMP)
             bench_die("W2: job started on path %s, expected gmp", bench_path_name(a.path));
+        bench_pk_run fr = {.seconds = fl.wall, .cpu = fl.cpu, .path = PK_PATH_GMP};
         report_pair(fresh, i, &a, b);
+        report_pair(cold, i, &c, b);
         report_pair(warm, i, &a2, b);
-        fresh->peer_divisors = warm->peer_divisors = tested;
-        bench_note("run %d/%d: PrimeKit fresh %.3f s, warm %.3f s, peer %.3f s", i + 1, S.runs,
-                   a.seconds, a2.seconds, b.wall);
+        report_pair(flr, i, &fr, b);
+        warm_floor[i] = a2.seconds / fl.wall;
+        fresh_floor[i] = a.seconds / fl.wall;
+        fresh->peer_divisors = cold->peer_divisors = warm->peer_divisors = flr->peer_divisors = tested;
+        bench_note("run %d/%d: PrimeKit fresh %.3f s, cold %.3f s, warm %.3f s, floor %.3f s, peer %.3f s",
+                   i + 1, S.runs, a.seconds, c.seconds, a2.seconds, fl.wall, b.wall);
     }
-    for (bench_row *r = fresh; r <= warm; r++) {
+    mpz_clear(P);
+    unlink(file);
+    rmdir(dir);
+    for (bench_row *r = fresh; r <= flr; r++) {
         r->runs = r->peer_runs = S.runs;
         r->path = "gmp";
         snprintf(r->simd, sizeof r->simd, "-");
     }
-    snprintf(warm->note, sizeof warm->note, "peer runs shared with W2 fresh");
+    snprintf(fresh->note, sizeof fresh->note, "loads the cache file; %.2fx the floor",
+             median_of(fresh_floor, S.runs));
+    snprintf(cold->note, sizeof cold->note, "no cache file");
+    snprintf(warm->note, sizeof warm->note, "%.2fx the floor", median_of(warm_floor, S.runs));
+    snprintf(flr->note, sizeof flr->note, "GMP: parse, P mod n, gcd; not PrimeKit");
 }
 
 /* W2': PrimeKit in fresh processes (up to --runs, fewer when a run is slow),
@@ -220,7 +278,7 @@ static void w2p_workload(const char *cand)
     peer_time b = {0, 0};
     int pk_runs = 0;
     for (int i = 0; i < S.runs; i++) {
-        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2'", cand);
+        bench_pk_run a = bench_run_fresh(S.self, S.simd, W2_BOUND_S, "W2'", cand, NULL);
         if (a.path != PK_PATH_GMP)
             bench_die("W2': job started on path %s, expected gmp", bench_path_name(a.path));
         bench_note("PrimeKit run %d: %.3f s", i + 1, a.seconds);
@@ -369,8 +427,8 @@ static int parse_simd(const char *s)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--child-fresh") == 0)
-        return bench_child_fresh(atoi(argv[2]), argv[3]);
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--child-fresh") == 0)
+        return bench_child_fresh(atoi(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
 
     static char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -115,3 +115,17 @@ uint64_t peer_gmp(const char *decimal, uint32_t bound, uint64_t *tested)
     *tested = count;
     return first;
 }
+
+int peer_floor(const char *decimal, const void *primorial)
+{
+    mpz_t n, r;
+    mpz_init(r);
+    if (mpz_init_set_str(n, decimal, 10) != 0)
+        bench_die("peer_floor: the candidate is not decimal");
+    mpz_tdiv_r(r, (mpz_srcptr)primorial, n);
+    mpz_gcd(r, r, n);
+    int one = mpz_cmp_ui(r, 1) == 0;
+    mpz_clear(n);
+    mpz_clear(r);
+    return one;
+}

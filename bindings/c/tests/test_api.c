@@ -49,12 +49,14 @@ void test_status_names_and_messages_cover_every_code(void)
         {PK_E_CHECKPOINT_VERSION, "PK_E_CHECKPOINT_VERSION"},
         {PK_E_CHECKPOINT_STATE, "PK_E_CHECKPOINT_STATE"},
         {PK_E_INTERNAL, "PK_E_INTERNAL"},
+        {PK_E_IO, "PK_E_IO"},
+        {PK_E_CACHE_FILE, "PK_E_CACHE_FILE"},
     };
     size_t n = sizeof codes / sizeof codes[0];
     pkt_say("checks: pk_status_name/pk_status_message for all %zu codes, and for values that are not codes", n);
     /* The documented values never change. */
     PKT_CHECK(PK_OK == 0 && PK_MORE == 1 && PK_DONE == 2 && PK_INTERRUPTED == 3, "outcome values");
-    PKT_CHECK(PK_E_ARG == -1 && PK_E_INTERNAL == -15, "error values");
+    PKT_CHECK(PK_E_ARG == -1 && PK_E_INTERNAL == -15 && PK_E_IO == -16 && PK_E_CACHE_FILE == -17, "error values");
     for (size_t i = 0; i < n; i++) {
         const char *name = pk_status_name(codes[i].code);
         const char *msg = pk_status_message(codes[i].code);
@@ -68,7 +70,7 @@ void test_status_names_and_messages_cover_every_code(void)
                       codes[j].name, msg);
         }
     }
-    static const int not_codes[] = {4, 5, 100, -16, -100, 2147483647, -2147483647 - 1};
+    static const int not_codes[] = {4, 5, 100, -18, -100, 2147483647, -2147483647 - 1};
     for (size_t i = 0; i < sizeof not_codes / sizeof not_codes[0]; i++) {
         const char *name = pk_status_name(not_codes[i]);
         PKT_CHECK(name && strcmp(name, "PK_UNKNOWN_STATUS") == 0, "pk_status_name(%d) = \"%s\"", not_codes[i],
