@@ -139,11 +139,9 @@ static uint64_t get_le(const unsigned char *p, unsigned n);
    byte at a time costs 3 ms for the primes below 10^7, a word at a time 0.4). */
 static uint64_t file_checksum(const unsigned char *p, size_t words)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < words; i++) {
-        h ^= get_le(p + 8 * i, 8);
-        h *= UINT64_C(0x100000001b3);
-    }
+    uint64_t h = PK_FNV_START;
+    for (size_t i = 0; i < words; i++)
+        h = pk_fnv_fold(h, get_le(p + 8 * i, 8));
     return h;
 }
 

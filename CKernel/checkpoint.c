@@ -48,12 +48,7 @@
 
 uint64_t pk_checkpoint_checksum(const char *s, size_t n)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
+    return pk_fnv(s, n);
 }
 
 static int render(const pk_job *job, pk_sbuf *out)

@@ -388,8 +388,7 @@ int pk_job_concluding(pk_job *job);
    concluding (the flag stays) or an interrupt was pending (consumed). */
 int pk_job_stop_requested(pk_job *job);
 
-/* FNV-1a 64 of a checkpoint's bytes before its checksum line (the value that line holds). */
-uint64_t pk_checkpoint_checksum(const char *s, size_t n);
+#include "fnv.h"   /* pk_checkpoint_checksum and the hash it uses */
 /* The length of the body of a checkpoint text whose last line is
    "checksum <16 lower-case hex digits>\n" holding the checksum of every byte
    before it; 0 when the line is missing, malformed or does not match. */

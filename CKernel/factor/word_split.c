@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "factor/word_impl.h"
+#include "fnv.h"
 
 #define TRIAL_COUNT 172          /* 2 and the odd primes below 2^10 */
 #define TRIAL_COST 4u            /* one 128-bit remainder */
@@ -130,7 +131,7 @@ static void put_char(textbuf *t, char c)
     if (t->buf)
         t->buf[t->len] = c;
     t->len++;
-    t->hash = (t->hash ^ (unsigned char)c) * UINT64_C(1099511628211);
+    t->hash = pk_fnv_fold(t->hash, (unsigned char)c);
 }
 
 static void put_hex(textbuf *t, pk_u128 v)
@@ -144,16 +145,6 @@ static void put_hex(textbuf *t, pk_u128 v)
     put_char(t, ' ');
     while (k)
         put_char(t, tmp[--k]);
-}
-
-#define FNV_START UINT64_C(14695981039346656037)
-
-static uint64_t fnv1a(const char *p, size_t n)
-{
-    uint64_t h = FNV_START;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
-    return h;
 }
 
 /* The whole line: fields, then the hash of everything before its space. */
@@ -200,11 +191,11 @@ static void put_all(const pk_wsplit *s, textbuf *t)
 
 size_t pk_wsplit_save(const pk_wsplit *s, char *buf, size_t cap)
 {
-    textbuf t = {NULL, 0, FNV_START};
+    textbuf t = {NULL, 0, PK_FNV_START};
     put_all(s, &t);
     if (!buf || t.len > cap)
         return t.len;
-    textbuf w = {buf, 0, FNV_START};
+    textbuf w = {buf, 0, PK_FNV_START};
     put_all(s, &w);
     return w.len;
 }
@@ -339,7 +330,7 @@ int pk_wsplit_load(pk_wsplit *out, pk_u128 n, const char *text, size_t len)
     pk_u128 sum;
     if (get_hex(&sump, text + len, 64, &sum) || sump != text + len)
         return -1;
-    if ((uint64_t)sum != fnv1a(text, sp - 1))
+    if ((uint64_t)sum != pk_fnv(text, sp - 1))
         return -1;
     pk_wsplit s;
     memset(&s, 0, sizeof s);
