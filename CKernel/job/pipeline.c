@@ -53,7 +53,8 @@
    next level's curves: (digits - PK_QS_ECM_NEXT_FROM)/PK_QS_ECM_NEXT_SLOPE
    of them, at most 1/PK_QS_ECM_NEXT_MAX (56 of the 300 curves at B1 = 50,000
    for 63 digits). There the sieve takes 10-40 s while those curves find most
-   factors of 21-25 digits in a few seconds (Tests/Benchmarks/kernel/RESULTS.md). */
+   factors of 21-22 digits and about half of those of 24 in a few seconds; a
+   part whose factor they miss pays them (Tests/Benchmarks/kernel/RESULTS.md). */
 #define PK_QS_ECM_NEXT_FROM 54
 #define PK_QS_ECM_NEXT_SLOPE 48
 #define PK_QS_ECM_NEXT_MAX 4
