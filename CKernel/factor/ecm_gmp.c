@@ -249,19 +249,27 @@ typedef struct pk_mont {
     mp_limb_t *t;               /* 2L limbs of scratch */
 } pk_mont;
 
-static void mont_mul(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
+/* REDC of the 2L-limb t (below n·R): t·R^-1 mod n into r. Each row's carry
+   is kept in the limb that row cleared and added in one pass at the end. */
+static void mont_redc(const pk_mont *m, mp_limb_t *r, mp_limb_t *t)
 {
     mp_size_t l = m->l;
-    mp_limb_t *t = m->t, hi = 0;
-    mpn_mul_n(t, a, b, l);
-    for (mp_size_t i = 0; i < l; i++) {
-        mp_limb_t c = mpn_addmul_1(t + i, m->n, l, t[i] * m->ninv);
-        hi += mpn_add_1(t + i + l, t + i + l, l - i, c);
-    }
-    if (hi || mpn_cmp(t + l, m->n, l) >= 0)
-        mpn_sub_n(r, t + l, m->n, l);
-    else
-        memcpy(r, t + l, (size_t)l * sizeof *r);
+    for (mp_size_t i = 0; i < l; i++)
+        t[i] = mpn_addmul_1(t + i, m->n, l, t[i] * m->ninv);
+    if (mpn_add_n(r, t + l, t, l) || mpn_cmp(r, m->n, l) >= 0)
+        mpn_sub_n(r, r, m->n, l);
+}
+
+static void mont_mul(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
+{
+    mpn_mul_n(m->t, a, b, m->l);
+    mont_redc(m, r, m->t);
+}
+
+static void mont_sqr(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a)
+{
+    mpn_sqr(m->t, a, m->l);
+    mont_redc(m, r, m->t);
 }
 
 static void mont_add(const pk_mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
@@ -304,9 +312,9 @@ static void mont_dbl(const pk_mont *m, mp_limb_t **g, mp_limb_t *x2, mp_limb_t *
                      const mp_limb_t *z)
 {
     mont_add(m, g[LS], x, z);
-    mont_mul(m, g[LS], g[LS], g[LS]);   /* (x + z)² */
+    mont_sqr(m, g[LS], g[LS]);          /* (x + z)² */
     mont_sub(m, g[LD], x, z);
-    mont_mul(m, g[LD], g[LD], g[LD]);   /* (x − z)² */
+    mont_sqr(m, g[LD], g[LD]);          /* (x − z)² */
     mont_sub(m, g[LQ], g[LS], g[LD]);   /* 4xz */
     mont_mul(m, x2, g[LS], g[LD]);
     mont_mul(m, z2, g[LQ], g[LA24]);
@@ -326,9 +334,9 @@ static void mont_dadd(const pk_mont *m, mp_limb_t **g, mp_limb_t *xr, mp_limb_t 
     mont_sub(m, g[LW], xq, zq);
     mont_mul(m, g[LV], g[LV], g[LW]);
     mont_add(m, g[LW], g[LU], g[LV]);
-    mont_mul(m, g[LW], g[LW], g[LW]);
+    mont_sqr(m, g[LW], g[LW]);
     mont_sub(m, g[LU], g[LU], g[LV]);
-    mont_mul(m, g[LU], g[LU], g[LU]);
+    mont_sqr(m, g[LU], g[LU]);
     mont_mul(m, xr, g[LZD], g[LW]);
     mont_mul(m, zr, g[LXD], g[LU]);
 }

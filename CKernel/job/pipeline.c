@@ -49,6 +49,15 @@
    factors are found first. */
 #define PK_QS_ECM_PERMILLE 300
 #define PK_QS_ECM_FIRST 8
+/* From PK_QS_ECM_NEXT_FROM digits on, the sieve also waits for part of the
+   next level's curves: (digits - PK_QS_ECM_NEXT_FROM)/PK_QS_ECM_NEXT_SLOPE
+   of them, at most 1/PK_QS_ECM_NEXT_MAX (56 of the 300 curves at B1 = 50,000
+   for 63 digits). There the sieve takes 10-40 s while those curves find most
+   factors of 21-22 digits and about half of those of 24 in a few seconds; a
+   part whose factor they miss pays them (Tests/Benchmarks/kernel/RESULTS.md). */
+#define PK_QS_ECM_NEXT_FROM 54
+#define PK_QS_ECM_NEXT_SLOPE 48
+#define PK_QS_ECM_NEXT_MAX 4
 /* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
    piece took at most 0.5 ms up to 160 bits). */
 #define PK_QS_SLICE (UINT64_C(1) << 19)
@@ -411,7 +420,16 @@ static int qs_due(const pk_job *job, size_t i)
         through++;
     if (through == 1) /* up to ~50 digits the sieve takes ~0.2 s: 8 curves (~20 ms) of the first level */
         return p->ecm.curves >= PK_QS_ECM_FIRST;
-    return pk_ecm_levels_done(&p->ecm) >= through;
+    if (pk_ecm_levels_done(&p->ecm) < through)
+        return 0;
+    size_t digits = mpz_sizeinbase(p->parts[i].v, 10);
+    if (through >= PK_ECM_LEVELS || digits <= PK_QS_ECM_NEXT_FROM || p->ecm.level > through)
+        return 1;
+    uint64_t next = pk_ecm_levels[through].curves;
+    uint64_t extra = next * (digits - PK_QS_ECM_NEXT_FROM) / PK_QS_ECM_NEXT_SLOPE;
+    if (extra > next / PK_QS_ECM_NEXT_MAX)
+        extra = next / PK_QS_ECM_NEXT_MAX;
+    return p->ecm.level_curves >= extra;
 }
 
 static int start_qs(struct pk_pipe *p, size_t i)

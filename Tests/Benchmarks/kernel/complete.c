@@ -1,7 +1,8 @@
 /*
  * complete.c — complete factorization rows of pk-bench: default (complete)
- * jobs on a 60-digit number with a 20-digit factor and on 10 balanced
- * 160-bit semiprimes, the interrupt latency while ECM runs, and checkpoint +
+ * jobs on a 60-digit number with a 20-digit factor, on four 60-63 digit
+ * numbers with a 22-digit factor and on 10 balanced 160-bit semiprimes, the
+ * interrupt latency while ECM runs, and checkpoint +
  * restore + finish against an uninterrupted run (same-run alternating pairs,
  * medians). PARI/GP's times for the same numbers are measured by hand and
  * kept in RESULTS.md: the benchmark does not need PARI.
@@ -23,6 +24,16 @@ static const char *const semi160[] = {
     "1180430673897778676760266444363353249784629764253", "694232972822844745126474996286277762962021846509",
     "825519339254435470384109503946139030131746774097", "613628349602982425090209250576193724139082606443",
     "992538904839550918951789643226070946536601607313", "904433963952194645778372910716157053926416130501",
+};
+
+/* p22 * p39-41 (GMP's mpz_nextprime on seeded random values; RESULTS.md,
+   2026-11-26 22:00): ECM finds the 22-digit prime in the curves of the
+   B1 = 50,000 level that run before the quadratic sieve from 55 digits. */
+static const char *const c62[] = {
+    "79757798689962737181209938985907891074440747059501042682871389",
+    "657968613974507798177804902596817351620023075518387141903424351",
+    "18193568798657493834829036825596895921287806262865932082239919",
+    "1695273892701853422092875231634529110758515946798654968595043",
 };
 
 /* Steps a complete job to the end; checks that its answer multiplies back to
@@ -110,6 +121,14 @@ void bench_complete(int quick, uint64_t seed)
     }
     printf("  %-44s %10.3f %10.3f  %zu numbers, %.2f s in all\n", "balanced 160-bit semiprime (each)",
            bench_median(each, nsemi), bench_median(each_cpu, nsemi), nsemi, total);
+    fflush(stdout);
+
+    size_t n62 = sizeof c62 / sizeof c62[0];
+    double t62[4], c62cpu[4];
+    for (size_t i = 0; i < n62; i++)
+        t62[i] = timed("C62", c62[i], (uint64_t)1 << 22, 0, &c62cpu[i]);
+    printf("  %-44s %10.3f %10.3f  %zu numbers; PARI/GP: see RESULTS.md\n", "60-63 digits with a 22-digit factor (each)",
+           bench_median(t62, n62), bench_median(c62cpu, n62), n62);
     fflush(stdout);
 
     /* Checkpoint + restore after every step vs uninterrupted, alternating. */

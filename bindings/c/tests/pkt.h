@@ -238,6 +238,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(complete_jobs_interrupted_at_random_polls_restore_to_the_same_answer) \
     X(v2_checkpoint_single_character_changes_are_refused_or_harmless) \
     X(effort_limits_give_the_partial_answer)                 \
+    X(ecm_finds_the_20_to_22_digit_prime_of_60_digit_products) \
     X(a_range_or_trial_mode_keeps_trial_division_alone)     \
     X(conclude_in_trial_division_keeps_the_range_covered)    \
     X(conclude_during_splitting_leaves_each_part_with_its_record) \

@@ -538,3 +538,55 @@ void test_a_range_or_trial_mode_keeps_trial_division_alone(void)
         pk_job_destroy(job);
     }
 }
+
+/* Products of a 20-22 digit prime and a 38-41 digit prime (GMP's
+   mpz_nextprime from seeded random values; PARI/GP agrees): ECM above 128
+   bits must find the small prime, and the answer must be exactly the two
+   primes the product was made of. */
+static const struct {
+    const char *p, *q;
+} ecm_products[] = {
+    {"89884113125209933001", "59202086112788262190797894472058065688549"},
+    {"45751039524737890313", "67817608507098888026703822148488086887"},
+    {"7548262738006965340313", "26273855244495517027526992340283006607307"}
+};
+
+void test_ecm_finds_the_20_to_22_digit_prime_of_60_digit_products(void)
+{
+    size_t count = PKT_SIZE(sizeof ecm_products / sizeof ecm_products[0], 2);
+    pkt_say("checks: %zu products p·q with p of 20-22 digits and q of 38-41 digits factor completely into "
+            "exactly p and q (products multiplied back, primality by GMP), through the ECM levels above 128 bits",
+            count);
+    for (size_t i = 0; i < count; i++) {
+        mpz_t p, q, n, f;
+        mpz_inits(p, q, n, f, NULL);
+        mpz_set_str(p, ecm_products[i].p, 10);
+        mpz_set_str(q, ecm_products[i].q, 10);
+        PKT_CHECK(mpz_probab_prime_p(p, 30) && mpz_probab_prime_p(q, 30), "vector %zu: p or q is not prime", i);
+        mpz_mul(n, p, q);
+        char *text = mpz_get_str(NULL, 10, n);
+        pk_job *job = create(text, NULL);
+        if (job) {
+            PKT_CHECK_STATUS(run_checked(job, (uint64_t)1 << 24, 1u << 20, text), PK_DONE, text);
+            check_facts(job, text);
+            pk_result r;
+            r.size = sizeof r;
+            pk_job_result(job, &r);
+            PKT_CHECK(r.complete == 1 && r.cofactor_status == PK_COFACTOR_ONE && r.factor_count == 2,
+                      "%s: complete %d, cofactor status %d, %zu factors", text, r.complete, r.cofactor_status,
+                      r.factor_count);
+            char buf[128];
+            uint64_t e = 0;
+            for (size_t k = 0; k < 2 && k < r.factor_count; k++) {
+                PKT_CHECK_STATUS(pk_job_factor(job, k, buf, sizeof buf, NULL, &e), PK_OK, "pk_job_factor");
+                mpz_set_str(f, buf, 10);
+                PKT_CHECK(e == 1 && mpz_cmp(f, k == 0 ? p : q) == 0, "%s: factor %zu is %s^%llu", text, k, buf,
+                          (unsigned long long)e);
+            }
+            pk_job_destroy(job);
+        }
+        free(text);
+        mpz_clears(p, q, n, f, NULL);
+        PKT_BAIL_IF_MANY();
+    }
+}
