@@ -62,6 +62,30 @@ static void clear_run(cache_run *r)
     for (int i = 0; i < NCAND; i++) pkt_answer_free(&r->got[i]);
 }
 
+/* NCAND candidates of first, first + step, ... digits, each random digits
+   times `planted` primes below `bound`, with the
+   oracle's answers for trial division to that bound. */
+static void plant_candidates(pkt_rng *rng, unsigned first, unsigned step, int planted, unsigned long bound,
+                             char **cands, pkt_answer *want)
+{
+    mpz_t n, p;
+    mpz_init(n);
+    mpz_init(p);
+    for (int i = 0; i < NCAND; i++) {
+        unsigned digits = first + step * (unsigned)i;
+        pkt_rand_bits(rng, n, (unsigned)(digits * 3.3219280948873623));
+        for (int k = 0; k < planted; k++) {
+            mpz_set_ui(p, pkt_rand_range(rng, 2, bound));
+            mpz_nextprime(p, p);
+            mpz_mul(n, n, p);
+        }
+        cands[i] = mpz_get_str(NULL, 10, n);
+        pkt_oracle(n, bound, 0, NULL, 0, &want[i], NULL);
+    }
+    mpz_clear(n);
+    mpz_clear(p);
+}
+
 void test_cache_shared_by_jobs_and_threads_changes_no_answer(void)
 {
     pkt_say("checks: pk_cache_create/destroy arguments; %d GMP-path candidates (2100..3200 digits, bound 10^6) "
@@ -76,24 +100,8 @@ void test_cache_shared_by_jobs_and_threads_changes_no_answer(void)
     pkt_rng_for(&rng, "cache");
     char *cands[NCAND];
     pkt_answer want[NCAND];
-    mpz_t n, p;
-    mpz_init(n);
-    mpz_init(p);
     const char *bound = "1000000";
-    for (int i = 0; i < NCAND; i++) {
-        unsigned digits = 2100 + 350 * (unsigned)i;
-        pkt_rand_bits(&rng, n, (unsigned)(digits * 3.3219280948873623));
-        /* Planted factors spread over the range. */
-        for (int k = 0; k < 6; k++) {
-            mpz_set_ui(p, pkt_rand_range(&rng, 2, 1000000));
-            mpz_nextprime(p, p);
-            mpz_mul(n, n, p);
-        }
-        cands[i] = mpz_get_str(NULL, 10, n);
-        pkt_oracle(n, 1000000, 0, NULL, 0, &want[i], NULL);
-    }
-    mpz_clear(n);
-    mpz_clear(p);
+    plant_candidates(&rng, 2100, 350, 6, 1000000, cands, want);  /* planted factors spread over the range */
 
     cache_run r = {.cands = cands, .bound = bound, .cache = NULL, .first = 0, .step = 1};
     run_jobs(&r);
@@ -269,23 +277,8 @@ void test_cache_file_round_trips_and_damaged_files_are_refused(void)
     pkt_rng_for(&rng, "cache-file");
     char *cands[NCAND];
     pkt_answer want[NCAND];
-    mpz_t n, p;
-    mpz_init(n);
-    mpz_init(p);
     const char *bound = "2000000";
-    for (int i = 0; i < NCAND; i++) {
-        unsigned digits = 4000 + 700 * (unsigned)i; /* windows: 208 limbs and more */
-        pkt_rand_bits(&rng, n, (unsigned)(digits * 3.3219280948873623));
-        for (int k = 0; k < 5; k++) {
-            mpz_set_ui(p, pkt_rand_range(&rng, 2, 2000000));
-            mpz_nextprime(p, p);
-            mpz_mul(n, n, p);
-        }
-        cands[i] = mpz_get_str(NULL, 10, n);
-        pkt_oracle(n, 2000000, 0, NULL, 0, &want[i], NULL);
-    }
-    mpz_clear(n);
-    mpz_clear(p);
+    plant_candidates(&rng, 4000, 700, 5, 2000000, cands, want);  /* windows: 208 limbs and more */
     cache_run r = {.cands = cands, .bound = bound, .cache = cache, .first = 0, .step = 1};
     run_jobs(&r);
     compare_run(&r, want, "jobs filling the cache");
