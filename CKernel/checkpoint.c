@@ -46,11 +46,6 @@
 #define PK_CHECKPOINT_MAGIC "primekit-checkpoint "
 #define PK_CHECKPOINT_VERSION 2   /* the newest; 1 is still read */
 
-uint64_t pk_checkpoint_checksum(const char *s, size_t n)
-{
-    return pk_fnv(s, n);
-}
-
 static int render(const pk_job *job, pk_sbuf *out)
 {
     pk_sbuf b = {0};
@@ -117,7 +112,7 @@ static int render(const pk_job *job, pk_sbuf *out)
         pk_pipe_save(job, &b);
     }
     if (!b.failed) {
-        snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pk_checkpoint_checksum(b.s, b.len));
+        snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pk_fnv(b.s, b.len));
         pk_sb_text(&b, line);
     }
     if (b.failed) {
@@ -178,7 +173,7 @@ size_t pk_checkpoint_checked_body(const char *text, size_t length)
     const char *line = text + last;
     uint64_t want;
     if (length - 1 - last != 9 + 16 || memcmp(line, "checksum ", 9) != 0
-        || parse_hex64(line + 9, 16, &want) != PK_OK || pk_checkpoint_checksum(text, last) != want)
+        || parse_hex64(line + 9, 16, &want) != PK_OK || pk_fnv(text, last) != want)
         return 0;
     return last;
 }

@@ -17,7 +17,8 @@ static inline uint64_t pk_fnv_fold(uint64_t h, uint64_t v)
     return (h ^ v) * UINT64_C(0x100000001b3);
 }
 
-/* FNV-1a 64 of n bytes. */
+/* FNV-1a 64 of n bytes: a checkpoint's checksum line holds it for every byte
+   before that line. */
 static inline uint64_t pk_fnv(const char *s, size_t n)
 {
     uint64_t h = PK_FNV_START;
@@ -25,9 +26,5 @@ static inline uint64_t pk_fnv(const char *s, size_t n)
         h = pk_fnv_fold(h, (unsigned char)s[i]);
     return h;
 }
-
-/* FNV-1a 64 of a checkpoint's bytes before its checksum line (the value that
-   line holds). */
-uint64_t pk_checkpoint_checksum(const char *s, size_t n);
 
 #endif

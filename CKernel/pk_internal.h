@@ -388,7 +388,7 @@ int pk_job_concluding(pk_job *job);
    concluding (the flag stays) or an interrupt was pending (consumed). */
 int pk_job_stop_requested(pk_job *job);
 
-#include "fnv.h"   /* pk_checkpoint_checksum and the hash it uses */
+#include "fnv.h"   /* pk_fnv, the hash of every checksum line */
 /* The length of the body of a checkpoint text whose last line is
    "checksum <16 lower-case hex digits>\n" holding the checksum of every byte
    before it; 0 when the line is missing, malformed or does not match. */

@@ -28,7 +28,7 @@ static size_t render(const pk_range *r, char *out, size_t cap)
                      PK_RANGE_VERSION, (unsigned long long)r->first, (unsigned long long)r->last,
                      (unsigned long long)r->done);
     int m = snprintf(body + n, sizeof body - (size_t)n, "checksum %016llx\n",
-                     (unsigned long long)pk_checkpoint_checksum(body, (size_t)n));
+                     (unsigned long long)pk_fnv(body, (size_t)n));
     size_t total = (size_t)n + (size_t)m;
     if (cap > total)
         memcpy(out, body, total + 1);

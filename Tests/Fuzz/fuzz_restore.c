@@ -16,7 +16,7 @@
  *     the same text.
  */
 #include "fuzz_common.h"
-#include "pk_internal.h" /* pk_checkpoint_checksum: mutated inputs are resealed the kernel's way */
+#include "pk_internal.h" /* pk_fnv: mutated inputs are resealed the kernel's way */
 
 /* Small limits keep every input quick: validation tests each listed factor. */
 #define FZ_MAX_DIGITS 5000u
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = body;
     if (n && fixed[n - 1] != '\n')
         fixed[n++] = '\n';
-    n += (size_t)snprintf(fixed + n, 27, "checksum %016llx\n", (unsigned long long)pk_checkpoint_checksum(fixed, n));
+    n += (size_t)snprintf(fixed + n, 27, "checksum %016llx\n", (unsigned long long)pk_fnv(fixed, n));
     if (n != size || memcmp(fixed, text, n) != 0)
         exercise(fixed, n, simd);
     free(fixed);
