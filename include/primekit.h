@@ -899,6 +899,16 @@ PK_API int pk_range_checkpoint(const pk_range *range, char *buf, size_t cap, siz
 PK_API int pk_range_restore(const char *text, size_t length, pk_range **out);
 
 /*
+ * pk_range_seek — move the handle so that its first `done` numbers count as
+ * delivered: the next step begins at first + done (and builds its set-up
+ * there again), as a handle restored from a checkpoint at that position
+ * would. Returns PK_OK, PK_E_ARG, PK_E_OPTIONS (done above the count of
+ * numbers; nothing changed). Not thread-safe with a concurrent step on the
+ * same handle.
+ */
+PK_API int pk_range_seek(pk_range *range, uint64_t done);
+
+/*
  * pk_range_split — the index-th of `parts` contiguous sub-ranges of [first,
  * last], as equal as can be (the first (count mod parts) get one more).
  * Sub-ranges are independent: give each to its own handle and thread, and

@@ -111,8 +111,18 @@ int pk_range_restore(const char *text, size_t length, pk_range **out)
     int rc = pk_range_create(first, lastn, &r);
     if (rc != PK_OK)
         return rc;
+    pk_range_seek(r, done);
+    *out = r;
+    return PK_OK;
+}
+
+int pk_range_seek(pk_range *r, uint64_t done)
+{
+    if (!r)
+        return PK_E_ARG;
+    if (done > r->last - r->first + 1)
+        return PK_E_OPTIONS;
     r->done = done;
     pk_range_reset(r);
-    *out = r;
     return PK_OK;
 }

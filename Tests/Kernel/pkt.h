@@ -262,6 +262,7 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(qs_jobs_interrupted_in_the_sieve_restore_to_the_same_answer) \
     X(range_every_n_below_a_million_matches_the_batch_call_and_its_lines) \
     X(range_random_ranges_near_1e12_1e18_and_2_64_match_the_batch_call) \
+    X(range_seek_goes_on_from_any_position) \
     X(range_interrupted_at_random_polls_restores_to_the_same_lines) \
     X(range_checkpoint_single_character_changes_are_refused_or_harmless) \
     X(range_bad_arguments_are_refused_and_change_nothing) \

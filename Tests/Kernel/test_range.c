@@ -234,6 +234,49 @@ static void interrupted_lines(uint64_t a, uint64_t b, pkt_rng *rng, text *out, s
     pk_range_destroy(r);
 }
 
+/* A handle moved with pk_range_seek, before its first step or after some, gives from there on the lines a
+   handle over the rest of the range gives; a position past the end is refused and changes nothing. */
+void test_range_seek_goes_on_from_any_position(void)
+{
+    pkt_rng rng;
+    pkt_rng_for(&rng, "range-seek");
+    const uint64_t starts[] = {2, UINT64_C(1000000000000), UINT64_MAX - 200000};
+    for (size_t s = 0; s < 3; s++)
+        for (int k = 0; k < PKT_SIZE(4, 2); k++) {
+            uint64_t a = starts[s] + pkt_rand_below(&rng, 1000);
+            uint64_t b = a + pkt_rand_range(&rng, 1, s == 2 ? 20000 : 100000);
+            uint64_t count = b - a + 1;
+            uint64_t done = k == 0 ? count : pkt_rand_below(&rng, count);
+            pk_range *r;
+            PKT_CHECK_STATUS(pk_range_create(a, b, &r), PK_OK, "create");
+            if (!r) return;
+            /* some steps first (or none), their segments dropped */
+            for (uint64_t steps = pkt_rand_below(&rng, 3); steps > 0; steps--)
+                if (pk_range_step(r, UINT64_MAX) != PK_MORE) break;
+            PKT_CHECK_STATUS(pk_range_seek(r, count + 1), PK_E_OPTIONS, "a position past the end");
+            PKT_CHECK_STATUS(pk_range_seek(r, done), PK_OK, "seek");
+            pk_range_progress p = {.size = sizeof p};
+            pk_range_progress_of(r, &p);
+            PKT_CHECK(p.done == done, "seek to %llu leaves done %llu", (unsigned long long)done,
+                      (unsigned long long)p.done);
+            text moved = {0}, rest = {0};
+            int rc;
+            do {
+                rc = pk_range_step(r, UINT64_MAX);
+                PKT_CHECK(rc == PK_MORE || rc == PK_DONE, "step: %s", pk_status_name(rc));
+                format_segment(r, &rng, &moved);
+            } while (rc == PK_MORE);
+            pk_range_destroy(r);
+            if (done < count) run_range(a + done, b, &rng, "the rest", &rest);
+            PKT_CHECK(moved.len == rest.len && (rest.len == 0 || memcmp(moved.s, rest.s, rest.len) == 0),
+                      "[%llu, %llu] from %llu: %zu bytes, a handle over the rest %zu", (unsigned long long)a,
+                      (unsigned long long)b, (unsigned long long)done, moved.len, rest.len);
+            free(moved.s);
+            free(rest.s);
+        }
+    PKT_CHECK_STATUS(pk_range_seek(NULL, 0), PK_E_ARG, "seek NULL");
+}
+
 void test_range_interrupted_at_random_polls_restores_to_the_same_lines(void)
 {
     pkt_rng rng;
