@@ -390,11 +390,12 @@ let m127Check: @Sendable (JobResult) -> Bool = { $0.factorization?.factors.isEmp
 /// The first number of the range parts: 10^12, where the sieve's primes go to 10^6.
 let rangeFirst: UInt64 = 1_000_000_000_000
 
-/// `--only range`: a factorRange job over `count` numbers on one worker, its blocks read as they come (each block's
-/// last factorization is touched so that nothing is optimised away); returns the time to the summary.
-func rangeJob(_ count: Int) -> Duration {
+/// `--only range`: a factorRange job over `count` numbers on one worker (`--only range2`: on every core, the job
+/// split into one lane per worker), its blocks read as they come (each block's last factorization is touched so
+/// that nothing is optimised away); returns the time to the summary.
+func rangeJob(_ count: Int, workers: Int = 1) -> Duration {
     var configuration = JobQueue.Configuration()
-    configuration.maxConcurrentJobs = 1
+    configuration.maxConcurrentJobs = workers
     let queue = JobQueue(configuration: configuration)
     return ContinuousClock().measure {
         let summary = blocking { () async throws -> RangeSummary in
@@ -458,6 +459,7 @@ if let only = options.only {
     case "split1": return bigJob(m127, workers: 1, check: m127Check)
     case "split2": return bigJob(m127, workers: 2, check: m127Check)
     case "range": return rangeJob(options.jobs)
+    case "range2": return rangeJob(options.jobs, workers: cores)
     case "rangedirect": return rangeDirect(options.jobs)
     case "direct":
         return ContinuousClock().measure { for index in 0..<options.jobs { _ = isPrimeDirect(candidate(index)) } }

@@ -247,7 +247,8 @@ struct JobCore: Sendable {
         if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
         let run = pieces.read(0) { $0.range?.run }
         let delivered = run?.computed ?? 0
-        if let run { percent = pieces[0].finished ? 100 : Double(delivered) / Double(run.total) * 100 }
+        let rangeComplete = run?.isComplete ?? false
+        if let run { percent = rangeComplete ? 100 : Double(delivered) / Double(run.total) * 100 }
         // A small job's answer keeps its factors until they are read (any other job's are in its pieces).
         if factors.isEmpty, case .small(let answer) = outcome { factors = answer.primeFactors() }
         if pieces.count > 1 {
@@ -274,7 +275,7 @@ struct JobCore: Sendable {
         if let run {
             progress.numbersDone = delivered
             progress.numbersTotal = run.total
-            progress.stage = pieces[0].finished ? "done" : "range"
+            progress.stage = rangeComplete ? "done" : "range"
         }
         return progress
     }

@@ -13,14 +13,16 @@ enum JobPlan {
         let effort = try JobEffort.make(request)
         if let checkpoint = request.checkpoint {
             if checkpoint.kind == .factorRange {
-                let (candidate, pieces, work) = try restoreRange(checkpoint)
+                let (candidate, pieces, work) = try restoreRange(checkpoint, workers: splitWorkers(request, workers),
+                                                                chunk: rangeChunk(configuration))
                 return (candidate, pieces, work, nil)
             }
             let (candidate, pieces, work) = try restore(checkpoint, limits: limits)
             return (candidate, pieces, work, effort)
         }
         if request.kind == .factorRange {
-            let (candidate, pieces, work) = try range(request)
+            let (candidate, pieces, work) = try range(request, workers: splitWorkers(request, workers),
+                                                      chunk: rangeChunk(configuration))
             return (candidate, pieces, work, nil)
         }
         var submitted = request.submitted
@@ -77,15 +79,30 @@ enum JobPlan {
         return (submitted, PieceList(piece), estimatedWork, effort)
     }
 
-    /// The one piece of a range job: its sieve, created here so that a bad range fails at submission.
-    private static func range(_ request: borrowing JobRequest) throws(PrimeKitError) -> (JobCandidate, PieceList, Double) {
+    /// The workers a range job may run on at once: one unless the request allows splitting.
+    private static func splitWorkers(_ request: borrowing JobRequest, _ workers: Int) -> Int {
+        request.allowsSplitting ? workers : 1
+    }
+
+    /// A range job's chunk length: whole segments, at least one.
+    private static func rangeChunk(_ configuration: JobQueue.Configuration) -> UInt64 {
+        max(1, configuration.rangeChunk / 8_192) * 8_192
+    }
+
+    /// The pieces of a range job (its lanes, sharing one run): the bounds are checked here, so that a bad range
+    /// fails at submission.
+    private static func range(_ request: borrowing JobRequest, workers: Int, chunk: UInt64) throws(PrimeKitError)
+        -> (JobCandidate, PieceList, Double)
+    {
         guard let ends = request.rangeEnds else {
             throw PrimeKitError(code: .invalidOptions, message: "a factorRange request needs first and last")
         }
         let first = try rangeEnd(ends.first, name: "first")
         let last = try rangeEnd(ends.last, name: "last")
-        let sieve = try KernelRange(first: first, last: last)
-        return piece(try RangeRun(sieve: sieve, primesBefore: 0))
+        _ = try KernelRange(first: first, last: last)
+        return pieces(RangeRun(first: first, last: last, start: first, primesBefore: 0,
+                               lanes: RangeRun.lanes(start: first, last: last, workers: workers, chunk: chunk),
+                               chunk: chunk))
     }
 
     /// A range end: canonical decimal below 2^64 (the range sieve's limit, one place for its message).
@@ -102,19 +119,28 @@ enum JobPlan {
         return value
     }
 
-    private static func piece(_ run: RangeRun) -> (JobCandidate, PieceList, Double) {
+    private static func pieces(_ run: RangeRun) -> (JobCandidate, PieceList, Double) {
         let candidate = JobCandidate(text: RangeSummary.candidate(first: run.first, last: run.last), value: nil)
-        let piece = PieceState(from: nil, bound: nil, weight: 1, kernel: nil, run: run)
-        return (candidate, PieceList(piece), Double(run.total - run.computed) + 1)
+        let lanes = (0..<run.lanes).map { _ in
+            PieceState(from: nil, bound: nil, weight: 1 / Double(run.lanes), kernel: nil, run: run)
+        }
+        return (candidate, PieceList(lanes), Double(run.total - run.computed) + 1)
     }
 
-    /// A range job from its checkpoint: one piece whose kernel text is the sieve's checkpoint.
-    private static func restoreRange(_ checkpoint: Checkpoint) throws(PrimeKitError) -> (JobCandidate, PieceList, Double) {
+    /// A range job from its checkpoint: the sieve's position (or the envelope's `redo`, written before
+    /// checkpoints held the committed position itself) is where it goes on.
+    private static func restoreRange(_ checkpoint: Checkpoint, workers: Int, chunk: UInt64) throws(PrimeKitError)
+        -> (JobCandidate, PieceList, Double)
+    {
         guard checkpoint.pieces.count == 1 else {
             throw PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: a range job has one piece")
         }
-        let sieve = try KernelRange(checkpoint: checkpoint.pieces[0].kernelText)
-        return piece(try RangeRun(sieve: sieve, committed: checkpoint.rangeRedo, primesBefore: checkpoint.rangePrimes))
+        let position = try KernelRange(checkpoint: checkpoint.pieces[0].kernelText).position()
+        let start = checkpoint.rangeRedo ?? position.first &+ position.done
+        let lanes = start &- position.first >= position.total ? 1
+            : RangeRun.lanes(start: start, last: position.last, workers: workers, chunk: chunk)
+        return pieces(RangeRun(first: position.first, last: position.last, start: start,
+                               primesBefore: checkpoint.rangePrimes, lanes: lanes, chunk: chunk))
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that

@@ -89,6 +89,12 @@ package final class KernelRange: @unchecked Sendable {
     }
 
     /// Makes the running or the next step return ``KernelStep/interrupted``. Safe from any thread.
+    /// Moves the handle so that its first `done` numbers count as delivered (`pk_range_seek`).
+    package func seek(done: UInt64) throws(PrimeKitError) {
+        let status = pk_range_seek(handle, done)
+        guard status == rangeCode(PK_OK) else { throw PrimeKitError(kernelStatus: status) }
+    }
+
     package func interrupt() {
         pk_range_interrupt(handle)
     }

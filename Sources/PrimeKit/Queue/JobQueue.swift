@@ -32,6 +32,11 @@ public final class JobQueue: Sendable {
         /// The number of pieces of a split job; nil means four per worker (pieces of equal length can cost very
         /// different time — past 2^32 a divisor costs more — so more pieces than workers balance the load).
         public var splitPieces: Int? = nil
+        /// A range job is cut into chunks of this many numbers (at least 8,192), taken in turn by up to four
+        /// workers at once when it has two chunks or more. Each chunk's sieve is set up on its own (milliseconds
+        /// near 10^12, a tenth of a second near 10^18), and a worker ahead of the one being read keeps its chunk's
+        /// answers (about 35 bytes a number) until their turn.
+        public var rangeChunk: UInt64 = 1 << 20
         /// The longest candidate accepted, in digits.
         public var maxDigits: Int = KernelLimits.defaults.maxDigits
         /// The longest remainder classified by BPSW, in digits; longer ones are "unknown".

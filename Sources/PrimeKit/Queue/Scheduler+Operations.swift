@@ -484,11 +484,12 @@ extension Scheduler {
     func wakeRange(_ job: Job) {
         locked { s, effects in
             job.core.withLock(anchoredTo: job) { core in
-                guard core.state == .running, !core.holdRequested else { return }
-                let resting = core.pieces.read(0) { !$0.onWorker && !$0.queued && !$0.finished }
-                guard resting else { return }
+                guard core.state == .running, !core.holdRequested,
+                      let run = core.pieces.read(0, { $0.range?.run }) else { return }
                 s.parkedRanges[job.id] = nil
-                enqueue(job, &core, piece: 0, continuing: true, &s, &effects)
+                for lane in run.unparkAll() where core.pieces.read(lane, { !$0.onWorker && !$0.queued && !$0.finished }) {
+                    enqueue(job, &core, piece: lane, continuing: true, &s, &effects)
+                }
             }
         }
     }

@@ -22,6 +22,7 @@ extension Scheduler {
                 }
                 publishProgress(job, &core, &s, &effects)
                 enqueue(job, &core, piece: piece, continuing: true, &s, &effects)
+                enqueueUnparkedLanes(job, &core, &s, &effects)
                 return nil
             }
             if let end { propagate(job, end, &s, &effects) }
@@ -40,6 +41,15 @@ extension Scheduler {
                 }
                 if let outcome {
                     return finish(job, &core, outcome: outcome, &s, &effects)
+                }
+                if let run = core.pieces.read(piece, { $0.range?.run }) {
+                    // A range job's lane found no chunk left: the job ends with its last lane.
+                    if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
+                        return finish(job, &core, outcome: .success(.rangeSummary(run.summary())), &s, &effects)
+                    }
+                    if core.holdRequested || core.state != .running { return settle(job, &core, &s, &effects) }
+                    publishProgress(job, &core, &s, &effects)
+                    return nil
                 }
                 if core.pieces.allSatisfy(\.finished), core.piecesOnWorkers == 0, core.pendingFailure == nil {
                     core.merging = true
@@ -72,7 +82,7 @@ extension Scheduler {
                     return settle(job, &core, &s, &effects)
                 }
                 guard let run = core.pieces.read(piece, { $0.range?.run }) else { return nil }
-                let (waits, waiters) = run.park()
+                let (waits, waiters) = run.park(lane: piece)
                 if waits {
                     s.parkedRanges[job.id] = job
                     publishProgress(job, &core, &s, &effects)
@@ -93,6 +103,15 @@ extension Scheduler {
             }
             propagate(job, end, &s, &effects)
             return nil
+        }
+    }
+
+    /// Queues the lanes of a range job that waited for the head chunk to move on and now can (after a slice of
+    /// another lane).
+    func enqueueUnparkedLanes(_ job: Job, _ core: inout JobCore, _ s: inout SchedulerState, _ effects: inout Effects) {
+        guard core.pieces.count > 1, let run = core.pieces.read(0, { $0.range?.run }) else { return }
+        for lane in run.unparkRunnable() where core.pieces.read(lane, { !$0.onWorker && !$0.queued && !$0.finished }) {
+            enqueue(job, &core, piece: lane, continuing: true, &s, &effects)
         }
     }
 

@@ -269,32 +269,27 @@ extension Scheduler {
         return .stepped(job, piece: assignment.piece, step, progress, factors: factors, elapsed: elapsed, units: units)
     }
 
-    /// One slice of a range job: one sieve step (at most one segment), its block handed to the consumer's buffer.
-    /// A full buffer means no step at all: the job waits for its consumer (docs/engine.md, "Range jobs").
+    /// One slice of one lane of a range job: one sieve step (at most one segment), its block handed over in order.
+    /// A lane that can do nothing waits for the consumer or for the head chunk (docs/engine.md, "Range jobs"); the
+    /// scheduler ends the job once every lane has finished.
     func runRangeSlice(_ assignment: Assignment, _ run: RangeRun) -> SliceReport {
         let job = assignment.job
-        if run.isFull { return .blocked(job, piece: assignment.piece) }
         let start = ContinuousClock.now
-        let (sieve, catchingUp) = run.activeSieve
-        var step: KernelStep
+        let step: RangeRun.LaneStep
         do {
-            step = try sieve.step(budget: assignment.budget)
-            if let block = try sieve.deliveredBlock() { run.deliver(block) }
+            step = try run.step(lane: assignment.piece, budget: assignment.budget)
         } catch {
             return .failed(job, piece: assignment.piece, error)
         }
-        if catchingUp && step == .done {
-            // A restored job has computed again what its checkpoint had not committed: on with the main sieve.
-            run.endCatchUp()
-            step = .more
+        switch step {
+        case .blocked:
+            return .blocked(job, piece: assignment.piece)
+        case .finished:
+            return .finished(job, piece: assignment.piece, run.progress(), factors: nil, outcome: nil)
+        case .stepped(let kernelStep, let numbers):
+            return .stepped(job, piece: assignment.piece, kernelStep, run.progress(), factors: nil,
+                            elapsed: start.duration(to: .now), units: UInt64(numbers))
         }
-        if step == .done {
-            return .finished(job, piece: assignment.piece, run.progress(done: true), factors: nil,
-                             outcome: .success(.rangeSummary(run.summary())))
-        }
-        let progress = run.progress(done: false)
-        return .stepped(job, piece: assignment.piece, step, progress, factors: nil,
-                        elapsed: start.duration(to: .now), units: progress.workDone &- assignment.workBefore)
     }
 
     /// The complete answer for 2^32 <= `value` < 2^128 from the kernel's batch call: the answer a complete kernel
