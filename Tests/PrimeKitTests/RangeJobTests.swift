@@ -177,54 +177,54 @@ import Testing
 
     // MARK: - Pause, checkpoint, restore
 
+    /// Reads a range job's blocks, pausing after a random number of them (1 to `most`) and moving the job through
+    /// its checkpoint into a new queue from `makeQueue` (cancelling the old one), until it ends; every block read
+    /// and the summary. `check` sees each restored job and the blocks read before it.
+    static func readMovingAtRandomBlocks(_ request: JobRequest, most: UInt64, random: inout SplitMix,
+                                         makeQueue: () -> JobQueue, check: (Job, [RangeBlock]) -> Void = { _, _ in })
+        async throws -> (blocks: [RangeBlock], summary: RangeSummary?)
+    {
+        var queues = [makeQueue()]  // kept: releasing a queue cancels its jobs
+        var job = try queues[0].submit(request)
+        var received: [RangeBlock] = []
+        while true {
+            var iterator = job.rangeBlocks.makeAsyncIterator()
+            for _ in 0..<(1 + random.next() % most) {
+                guard let block = try await iterator.next() else { return (received, try await job.result.rangeSummary) }
+                received.append(block)
+            }
+            let checkpoint: Checkpoint
+            do {
+                checkpoint = try await job.pause()
+            } catch {
+                // It finished before the pause landed: the rest is in its buffer.
+                while let block = try await iterator.next() { received.append(block) }
+                return (received, try await job.result.rangeSummary)
+            }
+            #expect(checkpoint.kind == .factorRange)
+            // Cancelling drops what the paused job had computed past its checkpoint: the next read throws.
+            job.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
+            queues.append(makeQueue())
+            job = try queues.last!.submit(.restore(try Checkpoint(text: checkpoint.text)))
+            #expect(job.progress.numbersDone == received.reduce(0) { $0 + UInt64($1.count) })
+            check(job, received)
+        }
+    }
+
     /// Pauses at random blocks, moves the job through its checkpoint into a new queue (cancelling the old one),
     /// and compares the concatenation with the uninterrupted run.
     @Test func pauseAndRestoreMidRangeGiveExactlyTheUninterruptedSequence() async throws {
         let first: UInt64 = 1_000_000_000_000
         let last = first + 150_000
-        var queues = [JobQueue.testing()]  // kept: releasing a queue cancels its jobs
-        let reference = try await Self.collect(try queues[0].submit(.factorRange(first, last)))
+        let queue = JobQueue.testing()
+        let reference = try await Self.collect(try queue.submit(.factorRange(first, last)))
         let referenceSummary = RangeSummary(first: first, last: last, count: last - first + 1,
                                             primeCount: UInt64(reference.reduce(0) { $0 + $1.primeCount }))
         var random = SplitMix(seed: 7)
         for _ in 0..<3 {
-            var received: [RangeBlock] = []
-            queues.append(JobQueue.testing())
-            var job = try queues.last!.submit(.factorRange(first, last))
-            var summary: RangeSummary?
-            while summary == nil {
-                var iterator = job.rangeBlocks.makeAsyncIterator()
-                let take = 1 + Int(random.next() % 6)
-                var ended = false
-                for _ in 0..<take {
-                    guard let block = try await iterator.next() else {
-                        ended = true
-                        break
-                    }
-                    received.append(block)
-                }
-                if ended {
-                    summary = try await job.result.rangeSummary
-                    break
-                }
-                let checkpoint: Checkpoint
-                do {
-                    checkpoint = try await job.pause()
-                } catch {
-                    // It finished before the pause landed: the rest is in its buffer.
-                    while let block = try await iterator.next() { received.append(block) }
-                    summary = try await job.result.rangeSummary
-                    break
-                }
-                #expect(checkpoint.kind == .factorRange)
-                // Cancelling drops what the paused job had computed past its checkpoint: the next read throws.
-                job.cancel()
-                await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
-                let restored = try Checkpoint(text: checkpoint.text)
-                queues.append(JobQueue.testing())
-                job = try queues.last!.submit(.restore(restored))
-                #expect(job.progress.numbersDone == received.reduce(0) { $0 + UInt64($1.count) })
-            }
+            let (received, summary) = try await Self.readMovingAtRandomBlocks(
+                .factorRange(first, last), most: 6, random: &random, makeQueue: { JobQueue.testing() })
             Self.expectTiles(received, first, last)
             #expect(received == reference)
             #expect(summary == referenceSummary)

@@ -71,38 +71,11 @@ import Testing
         let reference = try await Self.run(try one.submit(.factorRange(Self.first, Self.last)))
         var random = SplitMix(seed: 11)
         for _ in 0..<3 {
-            var queues = [Self.queue()]  // kept: releasing a queue cancels its jobs
-            var job = try queues[0].submit(.factorRange(Self.first, Self.last))
-            var blocks: [RangeBlock] = []
-            var summary: RangeSummary?
-            while summary == nil {
-                var iterator = job.rangeBlocks.makeAsyncIterator()
-                var ended = false
-                for _ in 0..<(1 + Int(random.next() % 24)) {
-                    guard let block = try await iterator.next() else {
-                        ended = true
-                        break
-                    }
-                    blocks.append(block)
-                }
-                if ended {
-                    summary = try await job.result.rangeSummary
-                    break
-                }
-                let checkpoint: Checkpoint
-                do {
-                    checkpoint = try await job.pause()
-                } catch {
-                    while let block = try await iterator.next() { blocks.append(block) }
-                    summary = try await job.result.rangeSummary
-                    break
-                }
-                job.cancel()
-                await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
-                queues.append(Self.queue())
-                job = try queues.last!.submit(.restore(try Checkpoint(text: checkpoint.text)))
-                #expect(job.pieceCount == (blocks.last!.last + 1 <= Self.last - Self.chunk ? 2 : 1))
-                #expect(job.progress.numbersDone == blocks.reduce(0) { $0 + UInt64($1.count) })
+            let (blocks, summary) = try await RangeJobTests.readMovingAtRandomBlocks(
+                .factorRange(Self.first, Self.last), most: 24, random: &random, makeQueue: { Self.queue() }
+            ) { restored, before in
+                // The rest of the range has two lanes while it holds two chunks.
+                #expect(restored.pieceCount == (before.last!.last + 1 <= Self.last - Self.chunk ? 2 : 1))
             }
             #expect(blocks == reference.blocks)
             #expect(summary == reference.summary)
