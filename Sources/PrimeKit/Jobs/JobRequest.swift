@@ -29,7 +29,7 @@ public struct JobRequest: Sendable {
     /// The shortest time between two progress snapshots (default 250 ms; an ``Engine`` gives a request that sets
     /// none its ``EngineSettings/progressInterval``).
     public var progressInterval: Duration {
-        get { chosenProgressInterval ?? .milliseconds(250) }
+        @inline(__always) get { chosenProgressInterval ?? .milliseconds(250) }
         set { chosenProgressInterval = newValue }
     }
     /// The progress interval the caller set, if any (even one equal to the default).
@@ -55,8 +55,10 @@ public struct JobRequest: Sendable {
     /// What the job computes: complete unless ``complete`` is false or a divisor range is given (a restored job
     /// takes its mode from its checkpoint).
     var mode: FactorMode {
-        if let checkpoint { return checkpoint.mode }
-        return complete && from == nil && bound == nil ? .complete : .trialDivision
+        @inline(__always) get {
+            if let checkpoint { return checkpoint.mode }
+            return complete && from == nil && bound == nil ? .complete : .trialDivision
+        }
     }
     /// A `factorRange` request's first and last number as given (decimal); nil for other requests.
     public internal(set) var range: (first: String, last: String)? {

@@ -26,21 +26,20 @@ extension Scheduler {
         var jobs: [Job] = []
         jobs.reserveCapacity(requests.count)
         do {
-            // Requests are read in place: each copy of one retains every reference it holds.
-            try requests.withUnsafeBufferPointer { requests throws(PrimeKitError) in
-                for index in requests.indices {
-                    let dependencies = requests[index].dependencies
-                    if !dependencies.isEmpty {
-                        try checkDependencies(dependencies)
-                        viaIntake = false
-                    }
-                    if requests[index].priority.rawValue > lowestRunning { viaIntake = false }
-                    highest = max(highest, requests[index].priority)
-                    let (candidate, pieces, work, effort) = try JobPlan.make(requests[index],
-                                                                             configuration: configuration, workers: workers)
-                    jobs.append(makeJob(requests[index], id: end - count + UInt64(index) + 1, candidate: candidate,
-                                        pieces: consume pieces, estimatedWork: work, effort: effort, inIntake: true))
+            // One copy of each request (a local constant): the requests' own storage can be read only through
+            // accessors, and each call that borrowed from it would copy the request again.
+            for index in requests.indices {
+                let request = requests[index]
+                if !request.dependencies.isEmpty {
+                    try checkDependencies(request.dependencies)
+                    viaIntake = false
                 }
+                if request.priority.rawValue > lowestRunning { viaIntake = false }
+                highest = max(highest, request.priority)
+                let (candidate, pieces, work, effort) = try JobPlan.make(request, configuration: configuration,
+                                                                         workers: workers)
+                jobs.append(makeJob(request, id: end - count + UInt64(index) + 1, candidate: candidate,
+                                    pieces: consume pieces, estimatedWork: work, effort: effort, inIntake: true))
             }
         } catch {
             _ = nextJobID.compareExchange(expected: end, desired: end - count, ordering: .relaxed)
