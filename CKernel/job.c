@@ -171,7 +171,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
             return rc < 0 ? rc : PK_DONE;
         }
         if (mpz_cmp_ui(job->cof, 1) == 0 || job->next > job->eff_bound) {
-            int rc = pk_tdgmp_flush(job); /* an open window is checked first */
+            int rc = pk_tdgmp_check_window(job); /* an open window is checked first */
             if (rc < 0)
                 return rc;
             if (rc == PK_PATH_INTERRUPT) {

@@ -280,7 +280,7 @@ typedef struct pk_factor {
 } pk_factor;
 
 struct pk_pipe;                 /* the stages after trial division (job/pipeline.c) */
-struct pk_flush;                /* trial division's window check (trial/trial.h) */
+struct pk_window_check;                /* trial division's window check (trial/trial.h) */
 struct pk_window_stack;
 
 struct pk_job {
@@ -330,7 +330,7 @@ struct pk_job {
     uint64_t win_pos, win_tested, win_work, win_bits;
     unsigned win_depth;
     struct pk_window_stack *ws; /* allocated on the first window */
-    struct pk_flush *fl;        /* the window check in progress; allocated on the first */
+    struct pk_window_check *wc;        /* the window check in progress; allocated on the first */
     /* A segment product being built in pieces: the primes of [rp_lo, rp_hi)
        packed into rp_words words of tree[], paired level by level. */
     int rp_active;

@@ -60,7 +60,7 @@
 #define PK_PAIR_PIECES 6u
 #define PK_PAIR_MAX_LIMBS 32768u
 
-static void free_flush(pk_job *job);
+static void free_window_check(pk_job *job);
 
 void pk_tdgmp_release(pk_job *job)
 {
@@ -78,7 +78,7 @@ void pk_tdgmp_release(pk_job *job)
     job->tree = NULL;
     job->tree_cap = 0;
     job->rp_active = 0;
-    free_flush(job);
+    free_window_check(job);
     if (job->ws) {
         for (unsigned i = 0; i < 64; i++)
             mpz_clear(job->ws->node[i]);
@@ -347,11 +347,11 @@ static void paired(pk_job *job)
    jobs, by Karatsuba over pieces. Returns 1 when it did a piece. */
 static int pair_top(pk_job *job, size_t cap)
 {
-    pk_flush *fl = job->fl;
-    if (fl->pairing) {
-        if (pk_kmul_piece(&fl->km)) {
-            mpz_swap(job->ws->node[job->win_depth - 2], fl->pz);
-            fl->pairing = 0;
+    pk_window_check *wc = job->wc;
+    if (wc->pairing) {
+        if (pk_kmul_piece(&wc->km)) {
+            mpz_swap(job->ws->node[job->win_depth - 2], wc->pz);
+            wc->pairing = 0;
             paired(job);
         }
         return 1;
@@ -372,8 +372,8 @@ static int pair_top(pk_job *job, size_t cap)
     size_t most = PK_PAIR_PIECES * cap < PK_PAIR_MAX_LIMBS ? PK_PAIR_PIECES * cap : PK_PAIR_MAX_LIMBS;
     if (!job->cache || a > most || b > most)
         return 0;
-    pk_kmul_start(&fl->km, fl->pz, job->ws->node[top - 1], job->ws->node[top], cap);
-    fl->pairing = 1;
+    pk_kmul_start(&wc->km, wc->pz, job->ws->node[top - 1], job->ws->node[top], cap);
+    wc->pairing = 1;
     return 1;
 }
 
@@ -424,47 +424,47 @@ static int split_window(pk_job *job, const mpz_t g, uint64_t lo, uint64_t hi)
     return rc;
 }
 
-static int ensure_flush(pk_job *job)
+static int ensure_window_check(pk_job *job)
 {
-    if (job->fl)
+    if (job->wc)
         return PK_OK;
-    pk_flush *fl = calloc(1, sizeof *fl);
-    if (!fl)
+    pk_window_check *wc = calloc(1, sizeof *wc);
+    if (!wc)
         return PK_E_NOMEM;
-    mpz_init(fl->acc);
-    mpz_init(fl->y);
-    mpz_init(fl->tmp);
-    mpz_init(fl->g);
-    pk_modulus_init(&fl->md);
-    pk_reduce_init(&fl->rd);
-    pk_fold_init(&fl->fd);
-    mpz_init(fl->F);
-    pk_gcd_init(&fl->gcd);
-    pk_kmul_init(&fl->km);
-    mpz_init(fl->pz);
-    job->fl = fl;
+    mpz_init(wc->acc);
+    mpz_init(wc->y);
+    mpz_init(wc->tmp);
+    mpz_init(wc->g);
+    pk_modulus_init(&wc->md);
+    pk_reduce_init(&wc->rd);
+    pk_fold_init(&wc->fd);
+    mpz_init(wc->F);
+    pk_gcd_init(&wc->gcd);
+    pk_kmul_init(&wc->km);
+    mpz_init(wc->pz);
+    job->wc = wc;
     return PK_OK;
 }
 
-static void free_flush(pk_job *job)
+static void free_window_check(pk_job *job)
 {
-    pk_flush *fl = job->fl;
-    if (!fl)
+    pk_window_check *wc = job->wc;
+    if (!wc)
         return;
-    mpz_clear(fl->acc);
-    mpz_clear(fl->y);
-    mpz_clear(fl->tmp);
-    mpz_clear(fl->g);
-    pk_mulp_clear(&fl->mp);
-    pk_modulus_clear(&fl->md);
-    pk_reduce_clear(&fl->rd);
-    pk_fold_clear(&fl->fd);
-    mpz_clear(fl->F);
-    pk_gcd_clear(&fl->gcd);
-    pk_kmul_clear(&fl->km);
-    mpz_clear(fl->pz);
-    free(fl);
-    job->fl = NULL;
+    mpz_clear(wc->acc);
+    mpz_clear(wc->y);
+    mpz_clear(wc->tmp);
+    mpz_clear(wc->g);
+    pk_mulp_clear(&wc->mp);
+    pk_modulus_clear(&wc->md);
+    pk_reduce_clear(&wc->rd);
+    pk_fold_clear(&wc->fd);
+    mpz_clear(wc->F);
+    pk_gcd_clear(&wc->gcd);
+    pk_kmul_clear(&wc->km);
+    mpz_clear(wc->pz);
+    free(wc);
+    job->wc = NULL;
 }
 
 /* One piece of folding the top node x of the window into acc: x is folded
@@ -473,115 +473,115 @@ static void free_flush(pk_job *job)
    when the node is folded (and popped). */
 static int fold_piece(pk_job *job)
 {
-    pk_flush *fl = job->fl;
+    pk_window_check *wc = job->wc;
     mpz_srcptr x = job->ws->node[job->win_depth - 1];
-    switch (fl->fold_phase) {
+    switch (wc->fold_phase) {
     case 0:
-        pk_fold_start(&fl->fd, x, fl->split, fl->fc);
-        fl->fold_phase = 1;
+        pk_fold_start(&wc->fd, x, wc->split, wc->fc);
+        wc->fold_phase = 1;
         /* fall through */
     case 1: /* fd.r = x folded */
-        if (!pk_fold_piece(&fl->fd, x, fl->F, fl->split, fl->fc, fl->cap, fl->tmp))
+        if (!pk_fold_piece(&wc->fd, x, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
             return 0;
-        pk_reduce_start(&fl->rd, fl->fd.r, &fl->md);
-        fl->fold_phase = 2;
+        pk_reduce_start(&wc->rd, wc->fd.r, &wc->md);
+        wc->fold_phase = 2;
         return 0;
     case 2: /* rd.r = x mod cof */
-        if (!pk_reduce_piece(&fl->rd, fl->fd.r, &fl->md, fl->tmp))
+        if (!pk_reduce_piece(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
             return 0;
-        if (!fl->acc_set) {
-            mpz_swap(fl->acc, fl->rd.r);
-            fl->acc_set = 1;
+        if (!wc->acc_set) {
+            mpz_swap(wc->acc, wc->rd.r);
+            wc->acc_set = 1;
             break;
         }
-        fl->fold_phase = 3;
+        wc->fold_phase = 3;
         return 0;
     case 3: /* y = acc·(x mod cof) */
-        if (!pk_mul_piece(fl->y, fl->acc, fl->rd.r, fl->cap, &fl->mp, fl->tmp))
+        if (!pk_mul_piece(wc->y, wc->acc, wc->rd.r, wc->cap, &wc->mp, wc->tmp))
             return 0;
-        pk_fold_start(&fl->fd, fl->y, fl->split, fl->fc);
-        fl->fold_phase = 4;
+        pk_fold_start(&wc->fd, wc->y, wc->split, wc->fc);
+        wc->fold_phase = 4;
         return 0;
     case 4:
-        if (!pk_fold_piece(&fl->fd, fl->y, fl->F, fl->split, fl->fc, fl->cap, fl->tmp))
+        if (!pk_fold_piece(&wc->fd, wc->y, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
             return 0;
-        pk_reduce_start(&fl->rd, fl->fd.r, &fl->md);
-        fl->fold_phase = 5;
+        pk_reduce_start(&wc->rd, wc->fd.r, &wc->md);
+        wc->fold_phase = 5;
         return 0;
     case 5: /* acc = y mod cof */
-        if (!pk_reduce_piece(&fl->rd, fl->fd.r, &fl->md, fl->tmp))
+        if (!pk_reduce_piece(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
             return 0;
-        mpz_swap(fl->acc, fl->rd.r);
+        mpz_swap(wc->acc, wc->rd.r);
         break;
     }
-    fl->fold_phase = 0;
+    wc->fold_phase = 0;
     job->win_depth--;
     return 1;
 }
 
-int pk_tdgmp_flush(pk_job *job)
+int pk_tdgmp_check_window(pk_job *job)
 {
     if (!job->win_open)
         return PK_OK;
-    if (ensure_flush(job) != PK_OK)
+    if (ensure_window_check(job) != PK_OK)
         return PK_E_NOMEM;
-    pk_flush *fl = job->fl;
-    if (fl->stage == PK_FLUSH_NONE) {
-        fl->pairing = 0; /* a pairing not finished is dropped: the nodes are intact */
-        fl->cap = piece_limbs(mpz_size(job->cof));
-        fl->fold_phase = 0;
-        fl->mp.i = 0;
-        fl->stage = PK_FLUSH_MODULUS;
-        if (!fl->md.ready || !fl->f_ready || mpz_cmp(fl->md.m, job->cof) != 0) {
-            pk_modulus_set(&fl->md, job->cof, fl->cap);
-            fl->f_ready = 0;
+    pk_window_check *wc = job->wc;
+    if (wc->stage == PK_CHECK_NONE) {
+        wc->pairing = 0; /* a pairing not finished is dropped: the nodes are intact */
+        wc->cap = piece_limbs(mpz_size(job->cof));
+        wc->fold_phase = 0;
+        wc->mp.i = 0;
+        wc->stage = PK_CHECK_MODULUS;
+        if (!wc->md.ready || !wc->f_ready || mpz_cmp(wc->md.m, job->cof) != 0) {
+            pk_modulus_set(&wc->md, job->cof, wc->cap);
+            wc->f_ready = 0;
             /* Folding blocks as long as the cofactor (at least a piece): the
                high part (at most fc + 2 bits) times F is then a balanced
                product, which pk_mul_piece does by Karatsuba over pieces, about
                a fifth cheaper per bit folded than slices of a piece. */
-            size_t fl_limbs = mpz_size(job->cof) > fl->cap ? mpz_size(job->cof) : fl->cap;
-            fl->fc = 64 * fl_limbs - 64;
-            fl->split = fl->md.n + 1 + fl->fc;
+            size_t fl_limbs = mpz_size(job->cof) > wc->cap ? mpz_size(job->cof) : wc->cap;
+            wc->fc = 64 * fl_limbs - 64;
+            wc->split = wc->md.n + 1 + wc->fc;
         }
     }
     /* The reciprocal of the cofactor (kept while the cofactor stays), then
        every node folded into acc, then gcd(cof, acc): piece by piece, with
        a poll before each piece. */
     for (;;) {
-        if (fl->stage == PK_FLUSH_GCD)
+        if (wc->stage == PK_CHECK_GCD)
             break;
         if (window_poll(job))
             return PK_PATH_INTERRUPT;
-        if (fl->stage == PK_FLUSH_MODULUS) {
-            if (pk_modulus_piece(&fl->md)) {
-                if (fl->f_ready) {
-                    fl->stage = PK_FLUSH_FOLD;
+        if (wc->stage == PK_CHECK_MODULUS) {
+            if (pk_modulus_piece(&wc->md)) {
+                if (wc->f_ready) {
+                    wc->stage = PK_CHECK_FOLD;
                 } else { /* F = 2^split mod cof, by Barrett */
-                    mpz_set_ui(fl->y, 0);
-                    mpz_setbit(fl->y, fl->split);
-                    pk_reduce_start(&fl->rd, fl->y, &fl->md);
-                    fl->stage = PK_FLUSH_CONSTANT;
+                    mpz_set_ui(wc->y, 0);
+                    mpz_setbit(wc->y, wc->split);
+                    pk_reduce_start(&wc->rd, wc->y, &wc->md);
+                    wc->stage = PK_CHECK_CONSTANT;
                 }
             }
-        } else if (fl->stage == PK_FLUSH_CONSTANT) {
-            if (pk_reduce_piece(&fl->rd, fl->y, &fl->md, fl->tmp)) {
-                mpz_swap(fl->F, fl->rd.r);
-                fl->f_ready = 1;
-                fl->stage = PK_FLUSH_FOLD;
+        } else if (wc->stage == PK_CHECK_CONSTANT) {
+            if (pk_reduce_piece(&wc->rd, wc->y, &wc->md, wc->tmp)) {
+                mpz_swap(wc->F, wc->rd.r);
+                wc->f_ready = 1;
+                wc->stage = PK_CHECK_FOLD;
             }
         } else if (job->win_depth > 0) {
             fold_piece(job);
         } else {
-            if (!fl->acc_set) {
-                mpz_set_ui(fl->acc, 1);
-                fl->acc_set = 1;
+            if (!wc->acc_set) {
+                mpz_set_ui(wc->acc, 1);
+                wc->acc_set = 1;
             }
-            if (pk_gcd_start(&fl->gcd, job->cof, fl->acc, fl->cap) != PK_OK)
+            if (pk_gcd_start(&wc->gcd, job->cof, wc->acc, wc->cap) != PK_OK)
                 return PK_E_NOMEM;
-            fl->stage = PK_FLUSH_GCD;
+            wc->stage = PK_CHECK_GCD;
         }
     }
-    int rc = pk_gcd_run(&fl->gcd, fl->g, window_poll, job);
+    int rc = pk_gcd_run(&wc->gcd, wc->g, window_poll, job);
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -593,11 +593,11 @@ int pk_tdgmp_flush(pk_job *job)
     job->win_open = 0;
     job->win_depth = 0;
     job->win_tested = job->win_work = job->win_bits = 0;
-    fl->stage = PK_FLUSH_NONE;
-    fl->acc_set = 0;
+    wc->stage = PK_CHECK_NONE;
+    wc->acc_set = 0;
     rc = PK_OK;
-    if (mpz_cmp_ui(fl->g, 1) != 0)
-        rc = split_window(job, fl->g, lo, hi);
+    if (mpz_cmp_ui(wc->g, 1) != 0)
+        rc = split_window(job, wc->g, lo, hi);
     return rc;
 }
 
@@ -606,8 +606,8 @@ void pk_tdgmp_window_residue(const pk_job *job, mpz_t out)
     mpz_t t;
     mpz_init(t);
     mpz_set_ui(out, 1);
-    if (job->fl && job->fl->acc_set)
-        mpz_set(out, job->fl->acc);
+    if (job->wc && job->wc->acc_set)
+        mpz_set(out, job->wc->acc);
     for (unsigned i = job->win_depth; i-- > 0;) {
         mpz_srcptr node = job->ws->node[i];
         if (mpz_cmp(node, job->cof) >= 0) {
@@ -662,7 +662,7 @@ static int windows(pk_job *job, uint64_t *budget)
     size_t limbs = mpz_size(job->cof);
     uint64_t target = (uint64_t)limbs * 64 * PK_WINDOW_FACTOR;
     size_t cap = piece_limbs(limbs);
-    if (ensure_window_stack(job) != PK_OK || ensure_flush(job) != PK_OK)
+    if (ensure_window_stack(job) != PK_OK || ensure_window_check(job) != PK_OK)
         return PK_E_NOMEM;
     if (!job->win_open) {
         job->win_open = 1;
@@ -670,7 +670,7 @@ static int windows(pk_job *job, uint64_t *budget)
         job->win_depth = 0;
         job->win_tested = job->win_work = job->win_bits = 0;
     }
-    int checking = job->fl->stage != PK_FLUSH_NONE;
+    int checking = job->wc->stage != PK_CHECK_NONE;
     while (!checking && job->win_pos <= job->eff_bound && job->win_bits < target && job->win_depth < 62) {
         if (window_poll(job))
             return PK_PATH_INTERRUPT;
@@ -712,7 +712,7 @@ static int windows(pk_job *job, uint64_t *budget)
         /* A partial segment gets a level no other node has: it never pairs. */
         push_node(job, whole ? level : PK_CACHE_LEVELS + 1, k >> level, count);
     }
-    int rc = pk_tdgmp_flush(job);
+    int rc = pk_tdgmp_check_window(job);
     return rc < 0 || rc == PK_PATH_INTERRUPT ? rc : PK_PATH_CONTINUE;
 }
 

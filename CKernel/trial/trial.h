@@ -64,14 +64,14 @@ uint64_t pk_turn_divisor128(pk_u128 n, uint64_t t);
    the window's nodes folded one by one into a residue modulo the cofactor,
    then the gcd of the two. */
 enum {
-    PK_FLUSH_NONE = 0,          /* no window check under way */
-    PK_FLUSH_MODULUS,           /* the reciprocal of the cofactor */
-    PK_FLUSH_FOLD,              /* nodes folded into acc */
-    PK_FLUSH_GCD,               /* gcd(cof, acc) */
-    PK_FLUSH_CONSTANT           /* the folding constant F */
+    PK_CHECK_NONE = 0,          /* no window check under way */
+    PK_CHECK_MODULUS,           /* the reciprocal of the cofactor */
+    PK_CHECK_FOLD,              /* nodes folded into acc */
+    PK_CHECK_GCD,               /* gcd(cof, acc) */
+    PK_CHECK_CONSTANT           /* the folding constant F */
 };
-typedef struct pk_flush {
-    int stage;                  /* PK_FLUSH_* */
+typedef struct pk_window_check {
+    int stage;                  /* PK_CHECK_* */
     int fold_phase;
     int acc_set;                /* acc holds the product of the nodes folded so far, mod cof */
     size_t cap;                 /* limbs per multiplication piece */
@@ -89,7 +89,7 @@ typedef struct pk_flush {
     int pairing;
     pk_kmul km;
     mpz_t pz;
-} pk_flush;
+} pk_window_check;
 
 /* The nodes of an open GMP window (gmp.c). */
 typedef struct pk_window_stack {
@@ -107,7 +107,7 @@ void pk_tdgmp_release(pk_job *job);
 /* Close an open window: fold, gcd, split, divide out. PK_OK, a negative
    error, or PK_PATH_INTERRUPT (interrupt consumed; the check continues from
    where it stopped on the next call). */
-int pk_tdgmp_flush(pk_job *job);
+int pk_tdgmp_check_window(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
 

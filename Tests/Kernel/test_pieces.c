@@ -334,11 +334,11 @@ static const char *const at_name[AT_COUNT] = {"segment products", "pairing", "re
 
 static int where(const pk_job *job)
 {
-    const pk_flush *fl = job->fl;
-    if (fl && (fl->stage == PK_FLUSH_MODULUS || fl->stage == PK_FLUSH_CONSTANT)) return AT_MODULUS;
-    if (fl && fl->stage == PK_FLUSH_FOLD) return AT_FOLD;
-    if (fl && fl->stage == PK_FLUSH_GCD) return AT_GCD;
-    if (fl && fl->pairing) return AT_PAIRING;
+    const pk_window_check *wc = job->wc;
+    if (wc && (wc->stage == PK_CHECK_MODULUS || wc->stage == PK_CHECK_CONSTANT)) return AT_MODULUS;
+    if (wc && wc->stage == PK_CHECK_FOLD) return AT_FOLD;
+    if (wc && wc->stage == PK_CHECK_GCD) return AT_GCD;
+    if (wc && wc->pairing) return AT_PAIRING;
     if (job->rp_active) return AT_SEGMENT;
     return AT_OTHER;
 }
@@ -550,25 +550,25 @@ void test_window_check_is_cut_into_bounded_pieces(void)
         do {
             job->poll_trap = job->polls + 97;
             uint64_t before = job->polls;
-            int was_checking = job->fl && job->fl->stage != 0;
+            int was_checking = job->wc && job->wc->stage != 0;
             st = pk_job_step(job, UINT64_MAX);
-            const pk_flush *fl = job->fl;
-            if (st == PK_INTERRUPTED && fl) {
+            const pk_window_check *wc = job->wc;
+            if (st == PK_INTERRUPTED && wc) {
                 PKT_CHECK(job->polls == job->poll_trap, "returned at poll %llu, interrupt raised at %llu",
                           (unsigned long long)job->polls, (unsigned long long)job->poll_trap);
-                if (fl->stage != 0) {
+                if (wc->stage != 0) {
                     in_check++;
                     if (was_checking) check_polls += job->polls - before;
                 }
-                size_t m = fl->mp.max_limbs;
-                if (fl->rd.mp.max_limbs > m) m = fl->rd.mp.max_limbs;
-                if (fl->fd.mp.max_limbs > m) m = fl->fd.mp.max_limbs;
-                if (fl->md.mp.max_limbs > m) m = fl->md.mp.max_limbs;
-                if (fl->gcd.mp.max_limbs > m) m = fl->gcd.mp.max_limbs;
-                if (fl->km.max_limbs > m) m = fl->km.max_limbs;
+                size_t m = wc->mp.max_limbs;
+                if (wc->rd.mp.max_limbs > m) m = wc->rd.mp.max_limbs;
+                if (wc->fd.mp.max_limbs > m) m = wc->fd.mp.max_limbs;
+                if (wc->md.mp.max_limbs > m) m = wc->md.mp.max_limbs;
+                if (wc->gcd.mp.max_limbs > m) m = wc->gcd.mp.max_limbs;
+                if (wc->km.max_limbs > m) m = wc->km.max_limbs;
                 if (m > worst) worst = m;
-                if (fl->cap) cap = fl->cap;
-                if (fl->stage == PK_FLUSH_GCD) checks_seen = 1;
+                if (wc->cap) cap = wc->cap;
+                if (wc->stage == PK_CHECK_GCD) checks_seen = 1;
             }
             job->poll_trap = 0;
         } while (st == PK_INTERRUPTED && ++guard < 1000000);
