@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "PrimeKit", targets: ["PrimeKit"]),
         .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
         .executable(name: "primekit", targets: ["PrimeKitCLI"]),
-        .executable(name: "primekit-crash-child", targets: ["PrimeKitCrashChild"]),
         .executable(name: "primekit-engine-core-bench", targets: ["PrimeKitEngineCoreBench"]),
         .executable(name: "primekit-bridge-bench", targets: ["PrimeKitBridgeBench"]),
     ],
@@ -64,10 +63,12 @@ let package = Package(
             name: "PrimeKitTests",
             dependencies: ["PrimeKit", "CPrimeKit", "PrimeKitTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it.
+        // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it: test support, no product
+        // (`swift build` and `swift test` build it beside the test bundles).
         .executableTarget(
             name: "PrimeKitCrashChild",
-            dependencies: ["PrimeKit"]
+            dependencies: ["PrimeKit"],
+            path: "Tests/PrimeKitCrashChild"
         ),
         // The Engine core's benchmark: swift run -c release primekit-engine-core-bench
         .executableTarget(
