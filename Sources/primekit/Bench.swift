@@ -1,6 +1,6 @@
 // `primekit bench`: reduced versions of the kernel and engine benchmarks, through the engine, in one table each.
 // The full benchmarks, with their plain-C and OperationQueue peers, are `make bench` and
-// `swift run -c release primekit-engine-bench`.
+// `make bench-engine`.
 
 import ArgumentParser
 import Foundation
@@ -13,7 +13,7 @@ struct Bench: AsyncParsableCommand {
             Kernel workloads run through the engine on one worker (unsplit), so their rates are the kernel's own; \
             the engine table measures what the queue adds. Use a release build: \
             swift run -c release primekit bench. The full benchmarks, with plain-C and OperationQueue peers, \
-            are `make bench` and `swift run -c release primekit-engine-bench`.
+            are `make bench` and `make bench-engine`.
             """)
 
     @Flag(help: "Smaller workloads and fewer samples (well under a minute).")
@@ -29,7 +29,7 @@ struct Bench: AsyncParsableCommand {
         try await kernelTable(output)
         try await engineTable(output)
         output.write("\nFull benchmarks: make bench (kernel against plain C), "
-                     + "swift run -c release primekit-engine-bench (engine against OperationQueue).\n")
+                     + "make bench-engine (engine against OperationQueue).\n")
         output.flush()
     }
 
