@@ -4,15 +4,8 @@ import Testing
 /// The direct kernel calls the engine benchmark sets the engine against (`KernelBaseline`) give true answers: on the
 /// one-call path below 2^32 and through a kernel job above it, with and without reading a composite's divisors.
 @Suite struct KernelBaselineTests {
-    private static func bruteForceIsPrime(_ n: UInt64) -> Bool {
-        guard n >= 2 else { return false }
-        var d: UInt64 = 2
-        while d * d <= n {
-            if n % d == 0 { return false }
-            d += 1
-        }
-        return true
-    }
+    /// The oracle: trial division by every d with d² <= n.
+    private static func bruteForceIsPrime(_ n: UInt64) -> Bool { KernelRoundTripTests.bruteForceIsPrime(n) }
 
     @Test func isPrimeAgreesWithBruteForceBelow2To32() {
         let candidates = Array(UInt64(0)...3_000) + [4_294_967_291, 4_294_967_295, 4_294_836_225, 65_521 * 65_521]
