@@ -8,6 +8,8 @@
 #   make stress  huge numbers, load, storms, SIGKILL at random moments, full disks (make test runs a short part),
 #                then the fuzzers, Swift under ASan, C under valgrind
 #   make fuzz    the libFuzzer harnesses (kernel parser and checkpoints, JSON, bridge), FUZZ_SECONDS each
+#   make bench-engine  the job engine against OperationQueue, latencies, split jobs (ARGS=--quick: a short run)
+#   make bench-engine-core  the engine core with 0, 1 and 8 plugins, and the checkpoint store
 #   make bench-bridge  jobs per second and round trips through `primekit serve`, and from Node and Python
 #   make bench-range  `primekit factor --range A B` against `seq A B | factor` (coreutils)
 
@@ -16,7 +18,7 @@ DEMO_NUMBERS ?= 600851475143 18446744073709551617 18446744073709551557 \
 	340282366920938463463374607431768211455 12354962
 
 .PHONY: all deps demo test test-c test-swift test-node test-python test-stress-quick stress release-tool test-tsan bench bench-quick \
-	bench-bridge bench-range fuzz clean
+	bench-engine bench-engine-core bench-bridge bench-range fuzz clean
 
 # The bindings run the release build of the tool (what users run). It carries the Swift runtime and Foundation
 # inside it: it runs where Swift is not installed (the Python wheel ships it) and starts in about 3 ms, not 10.
@@ -50,10 +52,13 @@ test-c:
 # The CLI tests run the tool as child processes from synchronous tests, each holding one of the test runner's
 # cooperative threads (two on a 2-core machine) while it waits: run beside the other suites, they held back the
 # engine tests' awaits for a minute and more. They run on their own, after the rest.
+# The crash-recovery tests start Tests/PrimeKitCrashChild, a target without a product: `swift build` builds it.
+# Last, the Swift benchmarks' own package (Tests/Benchmarks) is built, so that a change of the API they use shows.
 test-swift:
 	swift build --build-tests
 	swift test --skip-build --skip PrimeKitCLITests
 	swift test --skip-build --filter PrimeKitCLITests
+	swift build --package-path $(BENCHMARKS)
 
 release-tool:
 	swift build $(RELEASE) --product primekit
@@ -104,9 +109,20 @@ bench: deps
 bench-quick: deps
 	$(MAKE) -C Tests/Benchmarks/kernel bench-quick
 
+# The Swift benchmarks are a package of their own, which depends on this one (Tests/Benchmarks/Package.swift);
+# ARGS passes options (make bench-engine ARGS="--quick").
+BENCHMARKS := Tests/Benchmarks
+ARGS ?=
+
+bench-engine: deps
+	swift run --package-path $(BENCHMARKS) -c release primekit-engine-bench $(ARGS)
+
+bench-engine-core: deps
+	swift run --package-path $(BENCHMARKS) -c release primekit-engine-core-bench $(ARGS)
+
 bench-bridge: deps release-tool
-	swift build $(RELEASE) --product primekit-bridge-bench
-	.build/release/primekit-bridge-bench
+	swift build --package-path $(BENCHMARKS) $(RELEASE) --product primekit-bridge-bench
+	$(BENCHMARKS)/.build/release/primekit-bridge-bench --tool "$(PRIMEKIT_BIN)" $(ARGS)
 	cd bindings/node && PRIMEKIT_BIN="$(PRIMEKIT_BIN)" node bench/roundtrip.mjs
 	PRIMEKIT_BIN="$(PRIMEKIT_BIN)" bindings/python/.venv/bin/python bindings/python/bench/roundtrip.py
 
@@ -120,4 +136,4 @@ fuzz: deps
 clean:
 	$(MAKE) -C Tests/Fuzz clean
 	$(MAKE) -C bindings/c clean
-	rm -rf .build .build-tsan .build-asan bindings/python/.venv
+	rm -rf .build .build-tsan .build-asan $(BENCHMARKS)/.build bindings/python/.venv

@@ -1,16 +1,14 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The package exports the PrimeKit library and the primekit tool; the Swift benchmarks are a package of their own
+// (Tests/Benchmarks/Package.swift), which depends on this one.
 let package = Package(
     name: "PrimeKit",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PrimeKit", targets: ["PrimeKit"]),
-        .executable(name: "primekit-engine-bench", targets: ["PrimeKitEngineBench"]),
         .executable(name: "primekit", targets: ["PrimeKitCLI"]),
-        .executable(name: "primekit-crash-child", targets: ["PrimeKitCrashChild"]),
-        .executable(name: "primekit-engine-core-bench", targets: ["PrimeKitEngineCoreBench"]),
-        .executable(name: "primekit-bridge-bench", targets: ["PrimeKitBridgeBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -50,29 +48,16 @@ let package = Package(
             name: "PrimeKitTestSupport",
             path: "Tests/PrimeKitTestSupport"
         ),
-        // The bridge benchmark: swift run -c release primekit-bridge-bench [--jobs N] [--runs R]
-        .executableTarget(
-            name: "PrimeKitBridgeBench",
-            dependencies: ["PrimeKit"]
-        ),
-        // The engine benchmark: swift run -c release primekit-engine-bench [--quick]
-        .executableTarget(
-            name: "PrimeKitEngineBench",
-            dependencies: ["PrimeKit", "CPrimeKit"]
-        ),
         .testTarget(
             name: "PrimeKitTests",
             dependencies: ["PrimeKit", "CPrimeKit", "PrimeKitTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it.
+        // Runs an Engine on a state directory until the crash-recovery tests SIGKILL it: test support, no product
+        // (`swift build` and `swift test` build it beside the test bundles).
         .executableTarget(
             name: "PrimeKitCrashChild",
-            dependencies: ["PrimeKit"]
-        ),
-        // The Engine core's benchmark: swift run -c release primekit-engine-core-bench
-        .executableTarget(
-            name: "PrimeKitEngineCoreBench",
-            dependencies: ["PrimeKit"]
+            dependencies: ["PrimeKit"],
+            path: "Tests/PrimeKitCrashChild"
         ),
         // The command-line tool: swift run -c release primekit factor 600851475143
         // (module PrimeKitCLI, not "primekit": a module name that differs from PrimeKit only in case

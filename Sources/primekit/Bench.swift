@@ -1,6 +1,7 @@
-// `primekit bench`: reduced versions of the kernel and engine benchmarks, through the engine, in one table each.
-// The full benchmarks, with their plain-C and OperationQueue peers, are `make bench` and
-// `swift run -c release primekit-engine-bench`.
+// `primekit bench`: the kernel workloads through the engine, on the machine the tool runs on — what a user of the
+// tool can measure without the source tree. The benchmarks with peers and same-run ratios live in Tests/Benchmarks:
+// the kernel against plain C (`make bench`), the engine against OperationQueue with its latencies and split jobs
+// (`make bench-engine`), one big number split over every core (Tests/Benchmarks/split/run.sh).
 
 import ArgumentParser
 import Foundation
@@ -8,15 +9,15 @@ import PrimeKit
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the kernel and engine benchmarks and print their tables.",
+        abstract: "Run the kernel workloads through the engine and print their table.",
         discussion: """
-            Kernel workloads run through the engine on one worker (unsplit), so their rates are the kernel's own; \
-            the engine table measures what the queue adds. Use a release build: \
-            swift run -c release primekit bench. The full benchmarks, with plain-C and OperationQueue peers, \
-            are `make bench` and `swift run -c release primekit-engine-bench`.
+            Kernel workloads run through the engine on one worker (unsplit), so their rates are the kernel's own. \
+            Use a release build: swift run -c release primekit bench. The benchmarks with peers, in the source \
+            tree: `make bench` (the kernel against plain C) and `make bench-engine` (the engine against \
+            OperationQueue, latencies, split jobs).
             """)
 
-    @Flag(help: "Smaller workloads and fewer samples (well under a minute).")
+    @Flag(help: "Smaller workloads, one run each (under a second).")
     var quick = false
 
     func run() async throws {
@@ -27,9 +28,8 @@ struct Bench: AsyncParsableCommand {
         output.write("primekit bench\(quick ? " --quick" : "") — \(ProcessInfo.processInfo.activeProcessorCount) cores, kernel \(PrimeKitVersion.kernel)\n\n")
         output.flush()
         try await kernelTable(output)
-        try await engineTable(output)
-        output.write("\nFull benchmarks: make bench (kernel against plain C), "
-                     + "swift run -c release primekit-engine-bench (engine against OperationQueue).\n")
+        output.write("Benchmarks with peers, in the source tree: make bench (the kernel against plain C),\n"
+                     + "make bench-engine (the engine against OperationQueue, latencies, split jobs).\n")
         output.flush()
     }
 
@@ -95,95 +95,6 @@ struct Bench: AsyncParsableCommand {
             output.flush()
         }
         output.write("\n")
-    }
-
-    // MARK: Engine overhead
-
-    private func engineTable(_ output: OutputStream) async throws {
-        let widths = [52, 0]
-        output.write("Engine (JobQueue, \(ProcessInfo.processInfo.activeProcessorCount) workers)\n")
-        output.write(row(["measurement", "result"], widths))
-        let tiny = quick ? 20_000 : 100_000
-        let queue = JobQueue()
-
-        // Tiny isPrime jobs, one submit each, all awaited.
-        var start = ContinuousClock.now
-        var jobs: [Job] = []
-        jobs.reserveCapacity(tiny)
-        for index in 0..<tiny { jobs.append(try queue.submit(.isPrime(1_000 + index))) }
-        for job in jobs { _ = try await job.result }
-        let oneByOne = Double(tiny) / seconds(ContinuousClock.now - start)
-        output.write(row(["tiny isPrime jobs (1,000…), one submit each", ProgressBar.formatRate(oneByOne) + " jobs/s"],
-                         widths))
-        output.flush()
-
-        // The same through submit(contentsOf:) in chunks of 10,000.
-        jobs.removeAll(keepingCapacity: true)
-        start = ContinuousClock.now
-        var submitting = Duration.zero
-        for chunk in stride(from: 0, to: tiny, by: 10_000) {
-            let requests = (chunk..<min(tiny, chunk + 10_000)).map { JobRequest.isPrime(1_000 + $0) }
-            let submitStart = ContinuousClock.now
-            jobs += try queue.submit(contentsOf: requests)
-            submitting += ContinuousClock.now - submitStart
-        }
-        for job in jobs { _ = try await job.result }
-        let chunked = Double(tiny) / seconds(ContinuousClock.now - start)
-        output.write(row(["the same, submit(contentsOf:) in chunks of 10,000", ProgressBar.formatRate(chunked) + " jobs/s"],
-                         widths))
-        output.write(row(["  submission alone", ProgressBar.formatRate(Double(tiny) / seconds(submitting)) + " jobs/s"],
-                         widths))
-        output.flush()
-        jobs.removeAll()
-
-        // Latency of cancel and pause on a running job.
-        let samples = quick ? 15 : 50
-        var cancels: [Double] = []
-        for _ in 0..<samples {
-            let job = try queue.submit(.factor("18446744073709551557").splitting(false))
-            _ = await job.wait(until: .running)
-            let begin = ContinuousClock.now
-            job.cancel()
-            _ = await job.wait(until: .cancelled)
-            cancels.append(seconds(ContinuousClock.now - begin))
-        }
-        output.write(row(["cancel() → job cancelled", latency(cancels)], widths))
-        var pauses: [Double] = []
-        let paused = try queue.submit(.factor("18446744073709551557").splitting(false))
-        for _ in 0..<samples {
-            _ = await paused.wait(until: .running)
-            let begin = ContinuousClock.now
-            _ = try await paused.pause()
-            pauses.append(seconds(ContinuousClock.now - begin))
-            try paused.resume()
-        }
-        paused.cancel()
-        output.write(row(["pause() → checkpoint returned", latency(pauses)], widths))
-        output.flush()
-
-        // One big job on one worker, then split over every worker.
-        let big = "18446744073709551557"
-        let bound = quick ? "1000000000" : nil
-        let single = JobQueue(maxConcurrentJobs: 1)
-        var ones: [Double] = [], alls: [Double] = []
-        for _ in 0..<(quick ? 1 : 3) {
-            start = ContinuousClock.now
-            _ = try await single.submit(.factor(big, bound: bound).splitting(false)).result
-            ones.append(seconds(ContinuousClock.now - start))
-            start = ContinuousClock.now
-            _ = try await queue.submit(.factor(big, bound: bound)).result
-            alls.append(seconds(ContinuousClock.now - start))
-        }
-        let (one, all) = (median(ones), median(alls))
-        output.write(row(["W1\(quick ? " to 10^9" : ""): 1 worker → all workers (split)",
-                          String(format: "%.3f s → %.3f s, %.2f×", one, all, one / all)], widths))
-        output.flush()
-    }
-
-    private func latency(_ values: [Double]) -> String {
-        let sorted = values.sorted()
-        func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))] }
-        return String(format: "p50 %.1f µs, p99 %.1f µs", at(50) * 1e6, at(99) * 1e6)
     }
 
     private func median(_ values: [Double]) -> Double {

@@ -3,7 +3,8 @@ import PrimeKitTestSupport
 import Testing
 @testable import PrimeKit
 
-/// The crash-recovery child (Sources/PrimeKitCrashChild), next to this test bundle.
+/// The crash-recovery child (Tests/PrimeKitCrashChild, a target of the package without a product, so its executable
+/// has the target's name), next to this test bundle.
 private let crashChildPath: String = {
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         ?? CommandLine.arguments[0]
@@ -11,7 +12,7 @@ private let crashChildPath: String = {
     if directory.lastPathComponent == "MacOS" {
         directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
-    return directory.appendingPathComponent("primekit-crash-child").path
+    return directory.appendingPathComponent("PrimeKitCrashChild").path
 }()
 
 /// What the kill loop saw.

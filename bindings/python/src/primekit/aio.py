@@ -14,10 +14,11 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 from . import _numbers
 from ._connection import Connection, environment_with, unwrap
+from ._job import JobRecord
 from ._locate import find_executable
 from .client import CLIENT_INFO, checkpoint_params, submit_params
 from .errors import BridgeClosedError, PrimeKitError
-from .types import EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, State, StoppedJob
+from .types import EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, StoppedJob
 
 R = TypeVar("R")
 
@@ -44,20 +45,17 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-class AsyncJob(Generic[R]):
+class AsyncJob(JobRecord, Generic[R]):
     """A submitted job. ``await job`` gives its result (or raises as :class:`primekit.Job`'s ``result()`` does);
     cancelling the task that awaits it cancels the job on the bridge."""
 
     def __init__(self, connection: Connection, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
         self._connection = connection
         self._loop = loop
         self._future: asyncio.Future[R] = loop.create_future()
         self._future.add_done_callback(_retrieve)
         self._submitted: asyncio.Future[None] = loop.create_future()
-        self._job_id: str | None = None
-        self._wire_state: State | None = None
-        self._checkpoint: str | None = None
-        self._latest: dict[str, Any] | None = None
         self._waiters: list[asyncio.Future[None]] = []
 
     def __repr__(self) -> str:
@@ -70,9 +68,7 @@ class AsyncJob(Generic[R]):
         if result is None:
             _post(self._loop, _settle, self._submitted, PrimeKitError.from_error(message.get("error") or {}))
             return
-        self._wire_state = result["state"]
-        self._job_id = job_id = result["jobId"]
-        self._connection.jobs[job_id] = self
+        self._connection.jobs[self._record_submitted(result)] = self
         _post(self._loop, _settle, self._submitted, None)
 
     def _on_submit_failed(self, error: BridgeClosedError) -> None:
@@ -90,8 +86,7 @@ class AsyncJob(Generic[R]):
     # MARK: - The same, on the loop
 
     def _progressed(self, params: dict[str, Any]) -> None:
-        self._latest = params
-        self._wire_state = params["state"]
+        self._record_progress(params)
         self._wake()
 
     def _finished(self, params: dict[str, Any]) -> None:
@@ -107,9 +102,7 @@ class AsyncJob(Generic[R]):
         self._wake()
 
     def _stopped(self, error: BridgeClosedError, checkpoint: str | None) -> None:
-        if checkpoint is not None:
-            self._checkpoint = checkpoint
-            self._wire_state = "paused"
+        self._record_stopped(checkpoint)
         if not self._future.done():
             self._future.set_exception(error)
         self._wake()
@@ -149,17 +142,6 @@ class AsyncJob(Generic[R]):
         assert self._job_id is not None
         return self._job_id
 
-    @property
-    def state(self) -> State | None:
-        """The last state the bridge reported."""
-        return self._wire_state
-
-    @property
-    def checkpoint(self) -> str | None:
-        """The last checkpoint the bridge gave for this job (after :meth:`pause`, :meth:`cancel`, or the close
-        that stopped it)."""
-        return self._checkpoint
-
     def done(self) -> bool:
         return self._future.done()
 
@@ -188,10 +170,7 @@ class AsyncJob(Generic[R]):
 
     async def pause(self) -> str:
         """Pauses the job; returns (and keeps) its checkpoint."""
-        answer = await _call(self._connection, self._loop, "job/pause", {"jobId": self.job_id})
-        self._wire_state = "paused"
-        self._checkpoint = checkpoint = str(answer["checkpoint"])
-        return checkpoint
+        return self._record_paused(await _call(self._connection, self._loop, "job/pause", {"jobId": self.job_id}))
 
     async def resume(self) -> None:
         """Resumes a paused job."""
@@ -209,8 +188,7 @@ class AsyncJob(Generic[R]):
             if error.code == 1002 and isinstance(error.data, dict) and error.data.get("state") == "cancelled":
                 self._future.cancel()
             return self._future.cancelled()
-        self._wire_state = "cancelled"
-        self._checkpoint = answer.get("checkpoint", self._checkpoint)
+        self._record_cancelled(answer)
         self._future.cancel()
         self._wake()
         return True

@@ -11,10 +11,11 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 from . import _numbers
 from ._connection import Connection, environment_with
+from ._job import JobRecord
 from ._locate import find_executable
 from .errors import BridgeClosedError, PrimeKitError
 from .range import RangeIterator
-from .types import (EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress, State,
+from .types import (EngineEvent, FactorResult, JobResult, Mode, PrimalityResult, Priority, Progress,
                     StoppedJob)
 
 R = TypeVar("R")
@@ -69,7 +70,7 @@ def _with_scheduling(params: dict[str, Any], priority: Priority | None, progress
     return params
 
 
-class Job(Future[R], Generic[R]):
+class Job(JobRecord, Future[R], Generic[R]):
     """A submitted job: a :class:`concurrent.futures.Future` of its result.
 
     ``result()`` returns the converted result (:class:`~primekit.types.FactorResult` or
@@ -82,10 +83,6 @@ class Job(Future[R], Generic[R]):
     def __init__(self, connection: Connection) -> None:
         super().__init__()
         self._connection = connection
-        self._job_id: str | None = None
-        self._wire_state: State | None = None
-        self._checkpoint: str | None = None
-        self._latest: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<primekit.Job {self._job_id or '(submitting)'} {self._wire_state or ''}>"
@@ -97,9 +94,7 @@ class Job(Future[R], Generic[R]):
         if result is None:
             self._fail(PrimeKitError.from_error(message.get("error") or {}))
         else:
-            self._wire_state = result["state"]
-            self._job_id = job_id = result["jobId"]
-            self._connection.jobs[job_id] = self
+            self._connection.jobs[self._record_submitted(result)] = self
         self._connection.wake()
 
     def _on_submit_failed(self, error: BridgeClosedError) -> None:
@@ -107,8 +102,7 @@ class Job(Future[R], Generic[R]):
         self._connection.wake()
 
     def _on_progress(self, params: dict[str, Any]) -> None:
-        self._latest = params
-        self._wire_state = params["state"]
+        self._record_progress(params)
         self._connection.wake()
 
     def _on_finished(self, params: dict[str, Any]) -> None:
@@ -126,9 +120,7 @@ class Job(Future[R], Generic[R]):
         self._connection.wake()
 
     def _on_stopped(self, error: BridgeClosedError, checkpoint: str | None) -> None:
-        if checkpoint is not None:
-            self._checkpoint = checkpoint
-            self._wire_state = "paused"
+        self._record_stopped(checkpoint)
         self._fail(error)
         self._connection.wake()
 
@@ -158,17 +150,6 @@ class Job(Future[R], Generic[R]):
                 raise AssertionError("unreachable")
         return self._job_id
 
-    @property
-    def state(self) -> State | None:
-        """The last state the bridge reported (None before the submission is answered)."""
-        return self._wire_state
-
-    @property
-    def checkpoint(self) -> str | None:
-        """The last checkpoint the bridge gave for this job: after :meth:`pause`, :meth:`cancel`, or the
-        ``close()`` that stopped it. Pass it to :meth:`Client.resume_from`."""
-        return self._checkpoint
-
     def progress(self, timeout: float | None = None) -> Iterator[Progress]:
         """Yields the job's progress reports as they arrive and ends when the job ends (its result is then
         ready). Reports that arrive faster than they are read are skipped: each item is the latest, and ``seq``
@@ -191,10 +172,7 @@ class Job(Future[R], Generic[R]):
 
     def pause(self) -> str:
         """Pauses the job at its next slice boundary; returns (and keeps) its checkpoint."""
-        answer = self._connection.call("job/pause", {"jobId": self.job_id})
-        self._wire_state = "paused"
-        self._checkpoint = checkpoint = str(answer["checkpoint"])
-        return checkpoint
+        return self._record_paused(self._connection.call("job/pause", {"jobId": self.job_id}))
 
     def resume(self) -> None:
         """Resumes a paused job."""
@@ -218,8 +196,7 @@ class Job(Future[R], Generic[R]):
             if error.code == 1002 and isinstance(error.data, dict) and error.data.get("state") == "cancelled":
                 self._mark_cancelled()
             return self.cancelled()
-        self._wire_state = "cancelled"
-        self._checkpoint = answer.get("checkpoint", self._checkpoint)
+        self._record_cancelled(answer)
         self._mark_cancelled()
         self._connection.wake()
         return True

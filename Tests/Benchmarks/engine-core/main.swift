@@ -3,6 +3,7 @@
 //   1. engine overhead on small jobs with 0, 1 and 8 plugins subscribed to every stream, against the bare queue;
 //   2. the checkpoint store's cost at a 200 ms interval with 1,000 paused jobs.
 //
+//   make bench-engine-core ARGS="..."   (from the repository's root), or in Tests/Benchmarks:
 //   swift run -c release primekit-engine-core-bench [--jobs N] [--runs N] [--paused N] [--plugins N [--runs-api]]
 //
 // The configurations of (1) are interleaved run by run and reported as medians, so a neighbour's load spreads over

@@ -1,6 +1,9 @@
-// The bridge benchmark: `swift run -c release primekit-bridge-bench [--jobs N] [--runs R]`.
+// The bridge benchmark (docs/bridge.md, "Benchmark"; results in Tests/Benchmarks/bridge/RESULTS.md):
 //
-// Starts `primekit serve` (the executable next to this one) and measures, medians of R runs:
+//   make bench-bridge                          (the release tool, then the Node and Python round trips)
+//   swift run --package-path Tests/Benchmarks -c release primekit-bridge-bench --tool PATH [--jobs N] [--runs R]
+//
+// Starts `primekit serve` (`--tool PATH`, else the executable next to this one) and measures, medians of R runs:
 // - tiny isPrime jobs submitted pipelined over the pipe (one request per line, and batches of 100), end to end:
 //   from the first request written until every job/finished was read; the same jobs through the engine in this
 //   process are the baseline of the same run;
@@ -10,7 +13,7 @@
 //
 // `--fairness` measures only this instead: two long factor jobs keep both workers busy, and 20 tiny factor jobs of
 // the same priority are submitted one after another; for each, submit → job/finished (median and worst, R runs).
-// `--tool PATH` runs another build of `primekit` (to compare builds in one run).
+// `--tool PATH` names the `primekit` to run (another build, to compare builds in one run).
 
 import Foundation
 import PrimeKit

@@ -1,15 +1,15 @@
 // primekit-engine-bench — the job engine's benchmark (docs/engine.md, "Benchmark"; results in
 // Tests/Benchmarks/engine/RESULTS.md).
 //
+//   make bench-engine ARGS="..."   (from the repository's root), or in Tests/Benchmarks:
 //   swift run -c release primekit-engine-bench [--quick] [--runs N] [--jobs N]
 //
 // Every figure is measured in the same run as the figure it is compared with, and each comparison is repeated
 // (--runs, default 3) and reported as the median.
 
-import CPrimeKit
 import Dispatch
 import Foundation
-import PrimeKit
+@_spi(Benchmarks) import PrimeKit
 
 // MARK: - Options
 
@@ -107,70 +107,10 @@ func tinyRequest(_ index: Int) -> JobRequest {
     options.kind == .isPrime ? .isPrime(candidate(index)) : .factor(candidate(index))
 }
 
-/// The kernel options every operation starts from: `pk_options_init` once, as the engine does (it reads the
-/// environment, which is not the per-job work being compared).
-nonisolated(unsafe) let directOptions: pk_options = {
-    var options = pk_options()
-    pk_options_init(&options)
-    return options
-}()
-
-/// Reads a string in the kernel's caller-buffer convention (the answers of tiny jobs fit 64 bytes).
-@inline(__always)
-func readKernelString(_ call: (UnsafeMutablePointer<CChar>?, Int, UnsafeMutablePointer<Int>) -> Int32) -> String {
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
-        var length = 0
-        if call(buffer.baseAddress, buffer.count, &length) == 0 { return String(cString: buffer.baseAddress!) }
-        var heap = [CChar](repeating: 0, count: length + 1)
-        _ = call(&heap, heap.count, &length)
-        return String(cString: heap)
-    }
-}
-
 /// What one OperationQueue operation does: the same kernel work a job of the chosen kind does, and an answer of
-/// the same content (create, step to done, read the result, every factor and the cofactor as text; for isPrime
-/// also the divisors' text of a composite, which the engine keeps as text until somebody reads the list).
+/// the same content, called directly (PrimeKit's benchmark SPI: no engine around it).
 func isPrimeDirect(_ n: UInt64) -> Bool {
-    if n >= 2, n <= UInt64(UInt32.max) { return isPrimeSmall(UInt32(n)) }
-    var job: OpaquePointer?
-    var kernelOptions = directOptions
-    guard String(n).withCString({ pk_job_create($0, &kernelOptions, &job) }) == 0, let job else { return false }
-    defer { pk_job_destroy(job) }
-    while pk_job_step(job, 1 << 22) == 1 {}
-    var result = pk_result()
-    result.size = MemoryLayout<pk_result>.size
-    _ = pk_job_result(job, &result)
-    var factors: [(String, UInt64)] = []
-    factors.reserveCapacity(result.factor_count)
-    for index in 0..<result.factor_count {
-        var exponent: UInt64 = 0
-        factors.append((readKernelString { pk_job_factor(job, index, $0, $1, $2, &exponent) }, exponent))
-    }
-    let cofactor = readKernelString { pk_job_cofactor(job, $0, $1, $2) }
-    if options.kind == .isPrime && result.is_prime != 1 {
-        var count = 0
-        let divisors = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 2048) { buffer -> String in
-            var length = 0
-            if pk_job_divisors(job, 100_000, buffer.baseAddress, buffer.count, &length, &count) == 0 {
-                return String(cString: buffer.baseAddress!)
-            }
-            var heap = [CChar](repeating: 0, count: length + 1)
-            _ = pk_job_divisors(job, 100_000, &heap, heap.count, &length, &count)
-            return String(cString: heap)
-        }
-        return count == 2 && !divisors.isEmpty
-    }
-    return factors.count == 1 && cofactor == "1"
-}
-
-/// The same for a candidate below 2^32, through the kernel's one-call path that the engine takes for it too. The
-/// engine keeps such an answer in machine words and writes its factors (and an isPrime composite's divisors) out
-/// only when somebody reads them, so neither side writes them here.
-func isPrimeSmall(_ n: UInt32) -> Bool {
-    var answer = pk_small_answer()
-    answer.size = MemoryLayout<pk_small_answer>.size
-    guard pk_small_factor(n, &answer) == 0 else { return false }
-    return answer.factor_count == 1 && answer.exponents.0 == 1
+    KernelBaseline.isPrime(n, divisors: options.kind == .isPrime)
 }
 
 /// Blocks the calling (main) thread until an async body finishes; the engine's own threads do the work.
@@ -416,25 +356,7 @@ func rangeJob(_ count: Int, workers: Int = 1) -> Duration {
 /// the engine's slices have at most, every answer copied out (what the engine does before it builds a block).
 func rangeDirect(_ count: Int) -> Duration {
     ContinuousClock().measure {
-        var range: OpaquePointer?
-        precondition(pk_range_create(rangeFirst, rangeFirst + UInt64(count) - 1, &range) == 0)
-        defer { pk_range_destroy(range) }
-        let answers = UnsafeMutableBufferPointer<pk_u64_answer>.allocate(capacity: 8192)
-        defer { answers.deallocate() }
-        var numbers = 0
-        while true {
-            let status = pk_range_step(range, 1 << 20)
-            var segment = 0
-            pk_range_segment(range, nil, &segment)
-            if segment > 0 {
-                precondition(pk_range_answers(range, 0, segment, answers.baseAddress,
-                                              MemoryLayout<pk_u64_answer>.size) == 0)
-                precondition(answers[segment - 1].factor_count > 0)
-                numbers += segment
-            }
-            if status == Int32(PK_DONE.rawValue) { break }
-            precondition(status >= 0)
-        }
+        let numbers = KernelBaseline.factorRange(first: rangeFirst, last: rangeFirst + UInt64(count) - 1)
         precondition(numbers == count)
     }
 }
@@ -497,7 +419,7 @@ func isolated(_ part: String) -> (rate: Double, cpu: Double, faults: Int) {
 
 let startLoad = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
     .joined(separator: " ") ?? "?"
-print("primekit-engine-bench: kernel \(String(cString: pk_version_string())), \(cores) cores, "
+print("primekit-engine-bench: kernel \(PrimeKitVersion.kernel), \(cores) cores, "
       + "\(options.jobs) tiny \(options.kind.rawValue) jobs, \(options.runs) run(s)\(options.quick ? ", quick" : ""), "
       + "load average \(startLoad)")
 print("")

@@ -1,7 +1,7 @@
 // A child process for the crash-recovery tests: runs an Engine on a state directory, resumes what it recovers,
 // and reports each durable checkpoint on stdout ("saved <key> <generation>") until it is killed.
 //
-//   primekit-crash-child <state directory> <checkpoint interval in ms>
+//   PrimeKitCrashChild <state directory> <checkpoint interval in ms>
 import Foundation
 import PrimeKit
 
@@ -37,7 +37,7 @@ final class SavedReporter: Plugin {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let intervalMs = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: primekit-crash-child <state directory> <interval ms>\n".utf8))
+    FileHandle.standardError.write(Data("usage: PrimeKitCrashChild <state directory> <interval ms>\n".utf8))
     exit(2)
 }
 var settings = EngineSettings()
