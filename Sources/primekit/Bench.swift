@@ -82,7 +82,7 @@ struct Bench: AsyncParsableCommand {
             var answer = ""
             for _ in 0..<runs {
                 let start = ContinuousClock.now
-                let job = try queue.submit(.factor(workload.candidate, bound: workload.bound).splitting(false))
+                let job = try queue.submit(.factor(workload.candidate, bound: workload.bound).trialDivision().splitting(false))
                 job.onProgress { _ in }
                 let result = try await job.result.factorization!
                 times.append(seconds(ContinuousClock.now - start))

@@ -30,6 +30,10 @@ struct VectorTests {
         #expect(await server.exitStatus() == 0)
     }
 
+    /// How long a step waits for its message before it fails: a bound for a server that hangs, not a speed
+    /// expectation (a loaded machine can hold the server back for seconds).
+    static let stepLimit = Duration.seconds(60)
+
     /// Runs one transcript: sends its lines, checks responses in order and notifications as a set.
     static func replay(_ file: URL, log: MessageLog, send: ([UInt8]) async -> Void) async throws {
         let text = try String(contentsOf: file, encoding: .utf8)
@@ -45,12 +49,12 @@ struct VectorTests {
                 let bytes = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
                 await send(bytes)
             } else if let expected = step["expect"] {
-                let response = try await log.nextResponse(timeout: .seconds(10))
+                let response = try await log.nextResponse(timeout: stepLimit)
                 #expect(matches(expected, response),
                         "\(place): expected \(String(decoding: expected.encoded, as: UTF8.self)), got \(String(decoding: response.encoded, as: UTF8.self))")
             } else if let expected = step["expectNotification"] {
                 do {
-                    _ = try await log.notification(timeout: .seconds(10), place) { matches(expected, $0) }
+                    _ = try await log.notification(timeout: stepLimit, place) { matches(expected, $0) }
                 } catch {
                     let seen = log.messages.filter { $0["id"] == nil }.map { String(decoding: $0.encoded, as: UTF8.self) }
                     Issue.record("\(place): no notification \(String(decoding: expected.encoded, as: UTF8.self)); seen: \(seen.suffix(10))")
