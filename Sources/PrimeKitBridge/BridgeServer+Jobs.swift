@@ -67,9 +67,11 @@ extension BridgeServer {
         do {
             job = try engine.submit(request)
         } catch where request.kind == .factorRange
-                    && (error.code == .invalidOptions || error.code == .candidateOutOfRange) {
-            // The range sieve refused the ends: `first` below 2, or above `last`.
-            let field = error.code == .candidateOutOfRange ? "first" : "last"
+                    && (error.code == .invalidOptions || error.code == .candidateOutOfRange
+                        || error.code == .candidateTooLarge) {
+            // The ends were refused: `first` below 2, or above `last`, or an end longer than the digit limit.
+            let field = error.code == .candidateOutOfRange
+                || (error.code == .candidateTooLarge && error.message.hasPrefix("first")) ? "first" : "last"
             throw RPCError.invalidParams(field, error.message, got: params[field])
         } catch where error.code == .invalidOptions {
             // The kernel refused the divisor range: name the member to blame.
@@ -92,7 +94,7 @@ extension BridgeServer {
         return answer
     }
 
-    /// A `factorRange` request from `first` and `last` (decimal strings below 2^64); nothing else of a new job's
+    /// A `factorRange` request from `first` and `last` (decimal strings); nothing else of a new job's
     /// members but the common ones (`priority`, `progressIntervalMs`, `dependsOn`) goes with them.
     private static func rangeRequest(_ params: Params) throws(RPCError) -> JobRequest {
         for field in ["candidate", "from", "bound"] + effortFields where params[field] != nil {
@@ -101,10 +103,6 @@ extension BridgeServer {
         }
         guard let first = try params.decimal("first") else { throw RPCError.invalidParams("first", "is required", got: nil) }
         guard let last = try params.decimal("last") else { throw RPCError.invalidParams("last", "is required", got: nil) }
-        for (field, text) in [("first", first), ("last", last)] where UInt64(text) == nil {
-            throw RPCError.invalidParams(field, "must be below 2^64 = 18446744073709551616 (range factoring's limit; "
-                                         + "factor larger numbers with factor jobs)", got: params[field])
-        }
         return .factorRange(first, last)
     }
 

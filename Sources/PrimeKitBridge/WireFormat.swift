@@ -88,18 +88,19 @@ package enum WireFormat {
     /// A range job's result: `{first, last, count, primeCount}`, the numbers as decimal strings (protocol minor 2).
     package static func write(_ summary: RangeSummary, into out: inout JSONWriter) {
         out.object { out in
-            out.member("first", string: String(summary.first))
-            out.member("last", string: String(summary.last))
-            out.member("count", string: String(summary.count))
+            out.member("first", string: summary.firstText)
+            out.member("last", string: summary.lastText)
+            out.member("count", string: summary.countText)
             out.member("primeCount", string: String(summary.primeCount))
         }
     }
 
     /// A `job/rangeBlock` notification's members after `jobId`: `seq` (the block's index from 1), `first` (decimal)
-    /// and `lines`, each number's line as the `factor` command prints it ("12: 2 2 3").
+    /// and `lines`, each number's line as the `factor` command prints it ("12: 2 2 3"; from 2^64 on as
+    /// `primekit factor` does, "N: p q [q: probable prime]").
     static func writeRangeBlockMembers(_ block: RangeBlock, seq: UInt64, into out: inout JSONWriter) {
         out.member("seq", number: seq)
-        out.member("first", string: String(block.first))
+        out.member("first", string: block.firstText)
         out.key("lines")
         out.array { out in for line in block.lines { out.string(line) } }
     }

@@ -97,10 +97,55 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
         _ = try Self.check(pieces, kernels: kernels)
     }
 
+    /// The piece text of a range job reaching 2^64 (no sieve covers it): its ends and the first number not
+    /// delivered, all canonical decimal, under the envelope's checksum.
+    static func widePosition(first: String, last: String, next: String) -> String {
+        "primekit-range-wide 1\nfirst \(first)\nlast \(last)\nnext \(next)\n"
+    }
+
+    /// Reads a wide range position: nil when the text is not one (a sieve's checkpoint), else its ends and next
+    /// number, checked (2 <= first <= last, last >= 2^64, fewer than 2^128 numbers, first <= next <= last + 1).
+    static func parseWidePosition(_ text: String) throws(PrimeKitError)
+        -> (first: String, last: String, next: String)?
+    {
+        guard text.hasPrefix("primekit-range-wide ") else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 5, lines[0] == "primekit-range-wide 1", lines[4].isEmpty else {
+            throw malformed("bad wide range position")
+        }
+        var values: [String] = []
+        for (line, key) in zip(lines[1...3], ["first", "last", "next"]) {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == key, CandidateText.isCanonical(parts[1]) else {
+                throw malformed("bad \(key) line in a wide range position")
+            }
+            values.append(String(parts[1]))
+        }
+        let (first, last, next) = (values[0], values[1], values[2])
+        guard UInt64(last) == nil else { throw inconsistent("a wide range position below 2^64") }
+        do {
+            try JobPlan.checkWideRange(first: first, last: last)
+        } catch {
+            throw inconsistent(error.message)
+        }
+        guard !RangeDecimal.less(next, first), !RangeDecimal.less(RangeDecimal.adding(last, 1), next) else {
+            throw inconsistent("next \(next.prefix(40)) is not in the range")
+        }
+        return (first, last, next)
+    }
+
     /// Checks a range job's one piece: the sieve restores from it (the kernel checks its own checksum) and its
     /// range is the one the `piece` line gives.
     static func checkRange(_ pieces: [Piece], redo: UInt64?) throws(PrimeKitError) {
         guard pieces.count == 1 else { throw inconsistent("a range job has one piece, not \(pieces.count)") }
+        if let wide = try parseWidePosition(pieces[0].kernelText) {
+            guard pieces[0].from == wide.first, pieces[0].bound == wide.last else {
+                throw inconsistent("the piece says \(pieces[0].from ?? "-")...\(pieces[0].bound ?? "-"), its position "
+                    + "\(wide.first.prefix(40))...\(wide.last.prefix(40))")
+            }
+            guard redo == nil else { throw malformed("a redo line with a wide range position") }
+            return
+        }
         let sieve = try KernelRange(checkpoint: pieces[0].kernelText)
         let position = sieve.position()
         guard pieces[0].from == String(position.first), pieces[0].bound == String(position.last) else {
@@ -249,9 +294,19 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                   String(length) == pieceLine[3], length < end - position,
                   bytes[position + length] == UInt8(ascii: "\n")
             else { throw malformed("piece \(index + 1) of \(count): bad piece line or length") }
-            guard CandidateText.isCanonical(pieceLine[1]), CandidateText.isCanonical(pieceLine[2]),
-                  let from = UInt64(pieceLine[1]), let bound = UInt64(pieceLine[2])
-            else { throw malformed("piece \(index + 1) of \(count): bad range") }
+            guard CandidateText.isCanonical(pieceLine[1]), CandidateText.isCanonical(pieceLine[2]) else {
+                throw malformed("piece \(index + 1) of \(count): bad range")
+            }
+            guard let from = UInt64(pieceLine[1]), let bound = UInt64(pieceLine[2]) else {
+                // A range job reaching 2^64: one piece, its ends checked with its position (checkRange).
+                guard kind == .factorRange, count == 1 else {
+                    throw malformed("piece \(index + 1) of \(count): bad range")
+                }
+                let kernelText = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
+                position += length + 1
+                pieces.append(Piece(from: String(pieceLine[1]), bound: String(pieceLine[2]), kernelText: kernelText))
+                continue
+            }
             // One range in order: each piece starts right after the one before. Only a one-piece job of 2 or 3 has
             // an empty range (2...1).
             if let next, from != next {

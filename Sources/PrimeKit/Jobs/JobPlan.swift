@@ -14,7 +14,7 @@ enum JobPlan {
         if let checkpoint = request.checkpoint {
             if checkpoint.kind == .factorRange {
                 let (candidate, pieces, work) = try restoreRange(checkpoint, workers: splitWorkers(request, workers),
-                                                                chunk: rangeChunk(configuration))
+                                                                chunk: rangeChunk(configuration), limits: limits)
                 return (candidate, pieces, work, nil)
             }
             let (candidate, pieces, work) = try restore(checkpoint, limits: limits)
@@ -22,7 +22,7 @@ enum JobPlan {
         }
         if request.kind == .factorRange {
             let (candidate, pieces, work) = try range(request, workers: splitWorkers(request, workers),
-                                                      chunk: rangeChunk(configuration))
+                                                      chunk: rangeChunk(configuration), limits: limits)
             return (candidate, pieces, work, nil)
         }
         var submitted = request.submitted
@@ -91,32 +91,50 @@ enum JobPlan {
 
     /// The pieces of a range job (its lanes, sharing one run): the bounds are checked here, so that a bad range
     /// fails at submission.
-    private static func range(_ request: borrowing JobRequest, workers: Int, chunk: UInt64) throws(PrimeKitError)
-        -> (JobCandidate, PieceList, Double)
+    private static func range(_ request: borrowing JobRequest, workers: Int, chunk: UInt64, limits: KernelLimits)
+        throws(PrimeKitError) -> (JobCandidate, PieceList, Double)
     {
         guard let ends = request.rangeEnds else {
             throw PrimeKitError(code: .invalidOptions, message: "a factorRange request needs first and last")
         }
-        let first = try rangeEnd(ends.first, name: "first")
-        let last = try rangeEnd(ends.last, name: "last")
-        _ = try KernelRange(first: first, last: last)
-        return pieces(RangeRun(first: first, last: last, start: first, primesBefore: 0,
-                               lanes: RangeRun.lanes(start: first, last: last, workers: workers, chunk: chunk),
-                               chunk: chunk))
+        let first = try rangeEnd(ends.first, name: "first", maxDigits: limits.maxDigits)
+        let last = try rangeEnd(ends.last, name: "last", maxDigits: limits.maxDigits)
+        if let low = UInt64(first), let high = UInt64(last) {
+            // Below 2^64 the range sieve checks the ends (its messages).
+            _ = try KernelRange(first: low, last: high)
+        } else {
+            try checkWideRange(first: first, last: last)
+        }
+        return pieces(RangeRun(first: first, last: last, start: 0, primesBefore: 0,
+                               lanes: RangeRun.lanes(first: first, last: last, start: 0, workers: workers, chunk: chunk),
+                               chunk: chunk, limits: limits))
     }
 
-    /// A range end: canonical decimal below 2^64 (the range sieve's limit, one place for its message).
-    static func rangeEnd(_ text: String, name: String) throws(PrimeKitError) -> UInt64 {
+    /// A range end: canonical decimal of at most `maxDigits` digits (one place for its message).
+    static func rangeEnd(_ text: String, name: String, maxDigits: Int) throws(PrimeKitError) -> String {
         guard CandidateText.isCanonical(text) else {
             throw PrimeKitError(code: .invalidOptions,
                                 message: "\(name) \"\(text.prefix(40))\" is not a canonical decimal integer")
         }
-        guard let value = UInt64(text) else {
-            throw PrimeKitError(code: .invalidOptions,
-                                message: "\(name) \(text.prefix(40)) is not below 2^64 = 18446744073709551616, the limit of "
-                                    + "range factoring; factor larger numbers one by one with factor jobs")
+        guard text.utf8.count <= maxDigits else {
+            throw PrimeKitError(code: .candidateTooLarge,
+                                message: "\(name) has \(text.utf8.count) digits, more than the limit of \(maxDigits)")
         }
-        return value
+        return text
+    }
+
+    /// Checks the ends of a range reaching 2^64: first >= 2, first <= last, fewer than 2^128 numbers.
+    static func checkWideRange(first: String, last: String) throws(PrimeKitError) {
+        if first == "0" || first == "1" {
+            throw PrimeKitError(code: .candidateOutOfRange, message: "first \(first) is below 2")
+        }
+        if RangeDecimal.less(last, first) {
+            throw PrimeKitError(code: .invalidOptions,
+                                message: "first \(first.prefix(40)) is above last \(last.prefix(40))")
+        }
+        guard let difference = RangeDecimal.difference(from: first, to: last), difference < UInt128.max else {
+            throw PrimeKitError(code: .invalidOptions, message: "the range holds 2^128 numbers or more")
+        }
     }
 
     private static func pieces(_ run: RangeRun) -> (JobCandidate, PieceList, Double) {
@@ -124,23 +142,32 @@ enum JobPlan {
         let lanes = (0..<run.lanes).map { _ in
             PieceState(from: nil, bound: nil, weight: 1 / Double(run.lanes), kernel: nil, run: run)
         }
-        return (candidate, PieceList(lanes), Double(run.total - run.computed) + 1)
+        return (candidate, PieceList(lanes), Double(run.count - run.start) + 1)
     }
 
     /// A range job from its checkpoint: the sieve's position (or the envelope's `redo`, written before
-    /// checkpoints held the committed position itself) is where it goes on.
-    private static func restoreRange(_ checkpoint: Checkpoint, workers: Int, chunk: UInt64) throws(PrimeKitError)
-        -> (JobCandidate, PieceList, Double)
+    /// checkpoints held the committed position itself), or the wide position of a range reaching 2^64, is where
+    /// it goes on.
+    private static func restoreRange(_ checkpoint: Checkpoint, workers: Int, chunk: UInt64, limits: KernelLimits)
+        throws(PrimeKitError) -> (JobCandidate, PieceList, Double)
     {
         guard checkpoint.pieces.count == 1 else {
             throw PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: a range job has one piece")
         }
-        let position = try KernelRange(checkpoint: checkpoint.pieces[0].kernelText).position()
-        let start = checkpoint.rangeRedo ?? position.first &+ position.done
-        let lanes = start &- position.first >= position.total ? 1
-            : RangeRun.lanes(start: start, last: position.last, workers: workers, chunk: chunk)
-        return pieces(RangeRun(first: position.first, last: position.last, start: start,
-                               primesBefore: checkpoint.rangePrimes, lanes: lanes, chunk: chunk))
+        let first: String
+        let last: String
+        let start: UInt128
+        if let wide = try Checkpoint.parseWidePosition(checkpoint.pieces[0].kernelText) {
+            (first, last) = (wide.first, wide.last)
+            start = RangeDecimal.difference(from: first, to: wide.next) ?? 0
+        } else {
+            let position = try KernelRange(checkpoint: checkpoint.pieces[0].kernelText).position()
+            (first, last) = (String(position.first), String(position.last))
+            start = UInt128(min(checkpoint.rangeRedo.map { $0 &- position.first } ?? position.done, position.total))
+        }
+        let lanes = RangeRun.lanes(first: first, last: last, start: start, workers: workers, chunk: chunk)
+        return pieces(RangeRun(first: first, last: last, start: start, primesBefore: checkpoint.rangePrimes,
+                               lanes: lanes, chunk: chunk, limits: limits))
     }
 
     /// Rebuilds the pieces of a checkpoint; the kernel verifies each one, and ``Checkpoint/check(_:kernels:)`` that

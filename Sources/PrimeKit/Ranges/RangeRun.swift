@@ -5,12 +5,15 @@ import Synchronization
 /// computed in order but not yet read, and which of the job's pieces wait.
 ///
 /// The numbers from `start` on are cut into chunks taken in order by the job's pieces (its lanes, one per worker
-/// when the job is split, else one): each lane sieves its chunk with a handle of its own, one segment per slice.
+/// when the job is split, else one). A chunk never straddles 2^64 or 2^128: below 2^64 a lane sieves its chunk with
+/// a handle of its own, one segment per slice; from 2^64 to 2^128 it factors 64 numbers per slice with the kernel's
+/// batch call; from 2^128 on it factors one number at a time with a complete kernel job, one kernel step per slice.
 /// Blocks of the chunk being delivered (the head) go to the buffer in order; a lane ahead of the head keeps its
 /// chunk's blocks until their turn. At most `lanes` chunks are out at once, so memory stays bounded.
 ///
-/// A lane's sieve is stepped only by the worker running that lane; everything else is under the run's own mutex,
-/// which is taken alone or inside the job's (never the other way round).
+/// Positions are offsets from `first` (below 2^128). A lane's work is stepped only by the worker running that lane;
+/// everything else is under the run's own mutex, which is taken alone or inside the job's (never the other way
+/// round).
 final class RangeRun: Sendable {
     /// The most blocks computed in order and not yet taken by the consumer (each at most 8,192 numbers): when the
     /// buffer holds this many, the head lane does not step until the consumer takes one.
@@ -19,38 +22,89 @@ final class RangeRun: Sendable {
     /// The most lanes a range job gets (each may hold a chunk ahead of the one being read).
     static let maxLanes = 4
 
-    let first: UInt64
-    let last: UInt64
-    /// The first number this run computes (a restored job's first number not delivered).
-    let start: UInt64
+    /// Numbers per batch call (one block) from 2^64 to 2^128, and per chunk there when the job has several lanes.
+    static let batchBlock: UInt128 = 64
+    static let batchChunk: UInt128 = 2_048
+
+    /// The range, canonical decimal.
+    let first: String
+    let last: String
+    /// `first` when it is below 2^128.
+    private let firstValue: UInt128?
+    /// Numbers in the range.
+    let count: UInt128
+    /// The offset of the first number this run computes (a restored job's first number not delivered).
+    let start: UInt128
     /// How many pieces step the run.
     let lanes: Int
-    private let chunkLength: UInt64
-    private let chunkCount: Int
+    /// Complete jobs' limits (from 2^128 on).
+    private let limits: KernelLimits
+    /// The chunks from `start` on: the sieved ones, then the batch ones, then the complete ones.
+    private let regions: [Region]
+    private let chunkCount: UInt128
+
+    /// Numbers in a region of the range, cut into chunks.
+    private struct Region {
+        enum Kind { case sieve, batch, complete }
+        let kind: Kind
+        /// Offsets: the region is [low, high), its chunks `length` numbers each (the last one may be shorter).
+        let low: UInt128
+        let high: UInt128
+        let length: UInt128
+        var chunks: UInt128 { high > low ? (high - low - 1) / length + 1 : 0 }
+    }
+
+    /// A lane's work from 2^64 on: the offsets left of its chunk and the number being factored completely.
+    private final class Cursor: Sendable {
+        let kind: Region.Kind
+        let high: UInt128
+        /// The next offset to factor. Only the lane's worker touches it.
+        let next: Mutex<UInt128>
+        /// The complete job of the number at `next` (from 2^128 on), once made; shared with `interrupt()`.
+        let job = Mutex<KernelJob?>(nil)
+
+        init(kind: Region.Kind, low: UInt128, high: UInt128) {
+            self.kind = kind
+            self.high = high
+            self.next = Mutex(low)
+        }
+    }
+
+    private enum Work {
+        case sieve(KernelRange)
+        case cursor(Cursor)
+
+        func interrupt() {
+            switch self {
+            case .sieve(let sieve): sieve.interrupt()
+            case .cursor(let cursor): cursor.job.withLock { $0?.interrupt() }
+            }
+        }
+    }
 
     private struct Lane {
-        let chunk: Int
-        let sieve: KernelRange
+        let chunk: UInt128
+        let work: Work
         /// The chunk's blocks while it is ahead of the head.
         var ahead: [RangeBlock] = []
     }
 
     private struct State {
         var buffer: Deque<RangeBlock> = []
-        /// The next number to go to the buffer (every number before it was computed, in order).
-        var next: UInt64
-        /// The first number the consumer has not committed: a checkpoint continues from here.
-        var committed: UInt64
+        /// The offset of the next number to go to the buffer (every number before it was computed, in order).
+        var next: UInt128
+        /// The offset of the first number the consumer has not committed: a checkpoint continues from here.
+        var committed: UInt128
         /// Primes among the numbers before `committed`, and among those before `next`.
         var primesCommitted: UInt64
         var primesComputed: UInt64
         /// Each lane's chunk, while it has one.
         var lanes: [Lane?]
-        var nextChunk = 0
+        var nextChunk: UInt128 = 0
         /// The chunk whose blocks go to the buffer.
-        var head = 0
+        var head: UInt128 = 0
         /// Chunks computed whole before their turn.
-        var ahead: [Int: [RangeBlock]] = [:]
+        var ahead: [UInt128: [RangeBlock]] = [:]
         /// Lanes that found nothing they could do (not queued: the scheduler queues them again on a wake).
         var parked: Set<Int> = []
         /// Lanes with no chunk left to take.
@@ -67,37 +121,78 @@ final class RangeRun: Sendable {
     private let state: Mutex<State>
 
     /// - Parameters:
-    ///   - first, last: The range.
-    ///   - start: The first number to compute (a restored job's first number not committed).
+    ///   - first, last: The range, canonical decimal, 2 <= first <= last, fewer than 2^128 numbers.
+    ///   - start: The offset of the first number to compute (a restored job's first number not committed).
     ///   - primesBefore: Primes among the numbers before `start`.
-    ///   - lanes: The pieces that step the run (one chunk each at a time); 1 sieves the rest in one chunk.
-    ///   - chunk: Numbers per chunk when there are several lanes.
-    init(first: UInt64, last: UInt64, start: UInt64, primesBefore: UInt64, lanes: Int, chunk: UInt64) {
+    ///   - lanes: The pieces that step the run (one chunk each at a time); 1 does each region in one chunk.
+    ///   - chunk: Numbers per sieved chunk when there are several lanes.
+    init(first: String, last: String, start: UInt128, primesBefore: UInt64, lanes: Int, chunk: UInt64,
+         limits: KernelLimits = .defaults) {
         self.first = first
         self.last = last
-        self.start = start
-        let remaining = start &- first > last - first ? 0 : last - start + 1
-        let length = lanes > 1 ? chunk : max(remaining, 1)
-        self.chunkLength = length
-        self.chunkCount = remaining == 0 ? 0 : Int((remaining - 1) / length) + 1
+        self.firstValue = UInt128(first)
+        let count = (RangeDecimal.difference(from: first, to: last) ?? UInt128.max - 1) + 1
+        self.count = count
+        self.start = min(start, count)
         self.lanes = max(1, lanes)
-        self.state = Mutex(State(next: start, committed: start, primesCommitted: primesBefore,
+        self.limits = limits
+        self.regions = Self.regions(first: firstValue, count: count, start: min(start, count), several: lanes > 1,
+                                    chunk: UInt128(chunk))
+        self.chunkCount = regions.reduce(0) { $0 + $1.chunks }
+        self.state = Mutex(State(next: min(start, count), committed: min(start, count), primesCommitted: primesBefore,
                                  primesComputed: primesBefore, lanes: Array(repeating: nil, count: max(1, lanes))))
     }
 
-    /// How many lanes a range job that goes on from `start` gets on `workers` workers: one per worker (at most
-    /// ``maxLanes``) while there is a chunk for each, and one for fewer than two chunks.
-    static func lanes(start: UInt64, last: UInt64, workers: Int, chunk: UInt64) -> Int {
-        guard workers > 1, start <= last else { return 1 }
-        let chunks = (last - start) / chunk + 1
-        return chunks < 2 ? 1 : Int(min(chunks, UInt64(min(workers, maxLanes))))
+    /// The regions of [start, count): below 2^64, below 2^128, the rest; each in one chunk unless `several`.
+    private static func regions(first: UInt128?, count: UInt128, start: UInt128, several: Bool, chunk: UInt128)
+        -> [Region]
+    {
+        // Offsets where the numbers reach 2^64 and 2^128.
+        let sieveEnd = first.map { $0 >= RangeDecimal.sieveLimit ? 0 : min(count, RangeDecimal.sieveLimit - $0) } ?? 0
+        let batchEnd = first.map { min(count, UInt128.max - $0 + 1) } ?? 0
+        let whole = UInt128.max
+        return [
+            Region(kind: .sieve, low: start, high: max(start, sieveEnd), length: several ? chunk : whole),
+            Region(kind: .batch, low: max(start, sieveEnd), high: max(start, batchEnd),
+                   length: several ? batchChunk : whole),
+            Region(kind: .complete, low: max(start, batchEnd), high: count, length: several ? 1 : whole),
+        ].filter { $0.high > $0.low }
     }
 
-    /// Numbers in the range.
-    var total: UInt64 { last - first + 1 }
+    /// How many lanes a range job that goes on from offset `start` gets on `workers` workers: one per worker (at
+    /// most ``maxLanes``) while there is a chunk for each, and one for fewer than two chunks.
+    static func lanes(first: String, last: String, start: UInt128, workers: Int, chunk: UInt64) -> Int {
+        guard workers > 1, let difference = RangeDecimal.difference(from: first, to: last), start <= difference else {
+            return 1
+        }
+        let chunks = regions(first: UInt128(first), count: difference + 1, start: start, several: true,
+                             chunk: UInt128(chunk)).reduce(0) { $0 + $1.chunks }
+        return chunks < 2 ? 1 : Int(min(chunks, UInt128(min(workers, maxLanes))))
+    }
 
-    /// Numbers computed in order so far (a restored job counts from its committed position).
-    var computed: UInt64 { state.withLock(anchoredTo: self) { $0.next &- first } }
+    /// The chunk's work: its region and its offsets [low, high].
+    private func describe(_ chunk: UInt128) -> (Region.Kind, low: UInt128, high: UInt128) {
+        var index = chunk
+        for region in regions {
+            guard index >= region.chunks else {
+                let low = region.low + index * region.length
+                let high = region.high - low <= region.length ? region.high - 1 : low + region.length - 1
+                return (region.kind, low, high)
+            }
+            index -= region.chunks
+        }
+        preconditionFailure("a chunk beyond the range")
+    }
+
+    /// Whether the range reaches 2^64 (its checkpoint is then not a sieve's).
+    var isWide: Bool { UInt64(last) == nil }
+
+    /// Numbers in the range (`UInt64.max` for 2^64 or more).
+    var total: UInt64 { UInt64(clamping: count) }
+
+    /// Numbers computed in order so far, a restored job counting from its committed position (`UInt64.max` for 2^64
+    /// or more).
+    var computed: UInt64 { UInt64(clamping: state.withLock(anchoredTo: self) { $0.next }) }
 
     /// Whether every number has gone to the buffer.
     var isComplete: Bool { state.withLock(anchoredTo: self) { $0.head >= chunkCount } }
@@ -105,15 +200,15 @@ final class RangeRun: Sendable {
     /// Whether the job waits for its consumer (running, no lane queued, the head lane's buffer full).
     var isWaitingForConsumer: Bool { state.withLock(anchoredTo: self) { $0.waitingForConsumer } }
 
-    /// Interrupts every lane's sieve.
+    /// Interrupts every lane's sieve or complete job.
     func interrupt() {
-        let sieves = state.withLock(anchoredTo: self) { $0.lanes.compactMap { $0?.sieve } }
-        for sieve in sieves { sieve.interrupt() }
+        let works = state.withLock(anchoredTo: self) { $0.lanes.compactMap { $0?.work } }
+        for work in works { work.interrupt() }
     }
 
     /// What one slice of a lane did.
     enum LaneStep {
-        /// It sieved (or was interrupted): `numbers` new numbers computed.
+        /// It sieved or factored (or was interrupted): `numbers` new numbers computed.
         case stepped(KernelStep, numbers: Int)
         /// Nothing to do until the consumer reads or the head moves on.
         case blocked
@@ -121,36 +216,50 @@ final class RangeRun: Sendable {
         case finished
     }
 
-    /// One slice of lane `lane`: takes the next chunk when it has none, then one step of its sieve, the block
+    /// One slice of lane `lane`: takes the next chunk when it has none, then one step of its work, the block
     /// handed over in order. Worker only (the worker that runs the lane's piece).
     func step(lane: Int, budget: UInt64) throws(PrimeKitError) -> LaneStep {
-        enum Plan { case sieve(KernelRange), take(Int), blocked, finished }
+        enum Plan { case work(Work), take(UInt128), blocked, finished }
         let plan: Plan = state.withLock(anchoredTo: self) { state in
             state.parked.remove(lane)
             if let current = state.lanes[lane] {
-                return current.chunk == state.head && state.buffer.count >= Self.capacity ? .blocked : .sieve(current.sieve)
+                return current.chunk == state.head && state.buffer.count >= Self.capacity ? .blocked : .work(current.work)
             }
             if state.nextChunk >= chunkCount {
                 state.finished.insert(lane)
                 return .finished
             }
-            if state.nextChunk >= state.head + lanes { return .blocked }
+            if state.nextChunk >= state.head + UInt128(lanes) { return .blocked }
             state.nextChunk += 1
             return .take(state.nextChunk - 1)
         }
-        let sieve: KernelRange
+        let work: Work
         switch plan {
         case .blocked: return .blocked
         case .finished: return .finished
-        case .sieve(let current): sieve = current
+        case .work(let current): work = current
         case .take(let chunk):
-            let low = start + UInt64(chunk) * chunkLength
-            let high = last - low < chunkLength ? last : low + chunkLength - 1
-            sieve = try KernelRange(first: low, last: high)
-            state.withLock(anchoredTo: self) { $0.lanes[lane] = Lane(chunk: chunk, sieve: sieve) }
+            let (kind, low, high) = describe(chunk)
+            switch kind {
+            case .sieve:
+                // Below 2^64: firstValue is known and low, high are offsets of numbers below 2^64.
+                let base = firstValue!
+                work = .sieve(try KernelRange(first: UInt64(base + low), last: UInt64(base + high)))
+            case .batch, .complete:
+                work = .cursor(Cursor(kind: kind, low: low, high: high))
+            }
+            state.withLock(anchoredTo: self) { $0.lanes[lane] = Lane(chunk: chunk, work: work) }
         }
-        let step = try sieve.step(budget: budget)
-        let block = try sieve.deliveredBlock()
+        let step: KernelStep
+        var block: RangeBlock?
+        switch work {
+        case .sieve(let sieve):
+            step = try sieve.step(budget: budget)
+            block = try sieve.deliveredBlock()
+            if block != nil { block!.offset = UInt128(block!.first) - firstValue! }
+        case .cursor(let cursor):
+            (step, block) = try advance(cursor, budget: budget)
+        }
         let consumer: (CheckedContinuation<RangeBlock?, any Error>, RangeBlock)? = state.withLock(anchoredTo: self) {
             state in
             guard var current = state.lanes[lane] else { return nil }
@@ -183,13 +292,60 @@ final class RangeRun: Sendable {
         return .stepped(step == .interrupted ? .interrupted : .more, numbers: block?.count ?? 0)
     }
 
+    /// One step of a chunk from 2^64 on: a batch call over the next numbers (below 2^128), or a step of the complete
+    /// job of the next number; the block of the numbers it finished, if any.
+    private func advance(_ cursor: Cursor, budget: UInt64) throws(PrimeKitError) -> (KernelStep, RangeBlock?) {
+        let low = cursor.next.withLock { $0 }
+        switch cursor.kind {
+        case .sieve:
+            preconditionFailure("a sieved chunk has no cursor")
+        case .batch:
+            let base = firstValue!
+            let high = cursor.high - low < Self.batchBlock ? cursor.high : low + Self.batchBlock - 1
+            let numbers = Array((base + low)...(base + high))
+            var factors: [[PrimeFactor]] = []
+            factors.reserveCapacity(numbers.count)
+            try KernelBatch.factor(numbers) { _, primes, exponents, probable in
+                factors.append((0..<primes.count).map {
+                    PrimeFactor(prime: String(primes[$0]), exponent: Int(exponents[$0]),
+                                certainty: probable[$0] ? .probable : .proven)
+                })
+            }
+            var block = RangeBlock(first: String(base + low), factors: factors)
+            block.offset = low
+            cursor.next.withLock { $0 = high + 1 }
+            return (high == cursor.high ? .done : .more, block)
+        case .complete:
+            let number = RangeDecimal.adding(first, low)
+            let job: KernelJob
+            if let current = cursor.job.withLock({ $0 }) {
+                job = current
+            } else {
+                job = try KernelJob.create(candidate: number, from: nil, bound: nil, limits: limits, complete: true)
+                cursor.job.withLock { $0 = job }
+            }
+            let step = try job.step(budget: budget)
+            guard step == .done else { return (step, nil) }
+            let result = try job.factorResult(candidate: number)
+            guard result.complete, result.cofactor == "1" else {
+                throw PrimeKitError(code: .incompleteFactorization,
+                                    message: "the complete job of \(number.prefix(40)) ended without every factor")
+            }
+            cursor.job.withLock { $0 = nil }
+            var block = RangeBlock(first: number, factors: [result.factors])
+            block.offset = low
+            cursor.next.withLock { $0 = low + 1 }
+            return (low == cursor.high ? .done : .more, block)
+        }
+    }
+
     /// Blocks in order to the waiting consumer (the first) and the buffer; the consumer to resume, if any.
     private static func append(_ blocks: [RangeBlock], _ state: inout State)
         -> (CheckedContinuation<RangeBlock?, any Error>, RangeBlock)?
     {
         var handed: (CheckedContinuation<RangeBlock?, any Error>, RangeBlock)?
         for block in blocks {
-            state.next = block.last &+ 1
+            state.next = block.offset + UInt128(block.count)
             state.primesComputed += UInt64(block.primeCount)
             if handed == nil, let consumer = state.consumer {
                 state.consumer = nil
@@ -206,33 +362,41 @@ final class RangeRun: Sendable {
     func commit(_ block: RangeBlock) {
         let primes = UInt64(block.primeCount)
         state.withLock(anchoredTo: self) { state in
-            guard block.first == state.committed else { return }
-            state.committed = block.last &+ 1
+            guard block.offset == state.committed else { return }
+            state.committed = block.offset + UInt128(block.count)
             state.primesCommitted += primes
         }
     }
 
     /// A lane's progress as the scheduler keeps it for every piece: the numbers computed in order.
     func progress() -> KernelProgress {
-        let (done, complete) = state.withLock(anchoredTo: self) { ($0.next &- first, $0.head >= chunkCount) }
-        return KernelProgress(percent: Double(done) / Double(total) * 100, nextDivisor: 0, divisorsTested: 0,
-                              workDone: done, factorsFound: 0, stageFraction: Double(done) / Double(total),
+        let (done, complete) = state.withLock(anchoredTo: self) { ($0.next, $0.head >= chunkCount) }
+        let fraction = Double(done) / Double(count)
+        return KernelProgress(percent: fraction * 100, nextDivisor: 0, divisorsTested: 0,
+                              workDone: UInt64(clamping: done), factorsFound: 0, stageFraction: fraction,
                               partsLeft: 0, done: complete, stage: complete ? .done : .trial)
     }
 
     /// The job's answer once every number is computed.
     func summary() -> RangeSummary {
         let primes = state.withLock(anchoredTo: self) { $0.primesComputed }
-        return RangeSummary(first: first, last: last, count: total, primeCount: primes)
+        return RangeSummary(firstText: first, lastText: last, countText: String(count), primeCount: primes)
     }
 
-    /// The job's checkpoint, taken at rest: a sieve over the whole range at the committed position, with the
-    /// primes before it.
+    /// The job's checkpoint, taken at rest: a sieve over the whole range at the committed position (a range
+    /// reaching 2^64: the wide position text, ``Checkpoint/widePosition(first:last:next:)``), with the primes
+    /// before it.
     func checkpoint(kind: JobKind) throws(PrimeKitError) -> Checkpoint {
         let (committed, primes) = state.withLock(anchoredTo: self) { ($0.committed, $0.primesCommitted) }
-        let sieve = try KernelRange(first: first, last: last)
-        try sieve.seek(done: committed &- first)
-        let piece = Checkpoint.Piece(from: String(first), bound: String(last), kernelText: try sieve.checkpoint())
+        let text: String
+        if let low = UInt64(first), let high = UInt64(last) {
+            let sieve = try KernelRange(first: low, last: high)
+            try sieve.seek(done: UInt64(committed))
+            text = try sieve.checkpoint()
+        } else {
+            text = Checkpoint.widePosition(first: first, last: last, next: RangeDecimal.adding(first, committed))
+        }
+        let piece = Checkpoint.Piece(from: first, bound: last, kernelText: text)
         return Checkpoint(kind: kind, pieces: [piece], rangePrimes: primes)
     }
 
@@ -270,7 +434,7 @@ final class RangeRun: Sendable {
 
     private func canStep(_ lane: Int, _ state: State) -> Bool {
         if let current = state.lanes[lane] { return current.chunk != state.head || state.buffer.count < Self.capacity }
-        return state.nextChunk >= chunkCount || state.nextChunk < state.head + lanes
+        return state.nextChunk >= chunkCount || state.nextChunk < state.head + UInt128(lanes)
     }
 
     /// Ends the sequence. After a success (`error` nil) the consumer reads what is buffered, then the end; after a

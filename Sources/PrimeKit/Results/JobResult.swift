@@ -33,7 +33,7 @@ public indirect enum JobResult: Sendable, Hashable {
         switch self {
         case .factorization(let result): result.candidate
         case .primality(let result): result.candidate
-        case .rangeSummary(let summary): RangeSummary.candidate(first: summary.first, last: summary.last)
+        case .rangeSummary(let summary): RangeSummary.candidate(first: summary.firstText, last: summary.lastText)
         }
     }
 
