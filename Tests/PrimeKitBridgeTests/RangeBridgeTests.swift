@@ -6,6 +6,15 @@ import Testing
 /// `factorRange` over the bridge: blocks in order under the credit window, a client that does not acknowledge,
 /// pause, cancel and restore from the checkpoint.
 @Suite(.timeLimit(.minutes(3))) struct RangeBridgeTests {
+    /// Every block of a range job, in order.
+    enum RangeBlockReader {
+        static func collect(_ job: Job) async throws -> [RangeBlock] {
+            var blocks: [RangeBlock] = []
+            for try await block in job.rangeBlocks { blocks.append(block) }
+            return blocks
+        }
+    }
+
     static func int(_ value: JSONValue?) -> Int? {
         if case .number(let text)? = value { return Int(text) }
         return nil
@@ -153,12 +162,58 @@ import Testing
         #expect(await session.end() == 0)
     }
 
+    /// A range past 2^64 over the wire: the sieve's block, then batch calls; cancelled after block 3 and restored
+    /// from its checkpoint, the lines go on with the next number, each as `primekit factor` prints it.
+    @Test func aRangePast2To64StreamsAndRestoresFromItsCheckpoint() async throws {
+        let session = await Session.start()
+        let first = (UInt128(1) << 64) - 10
+        let last = (UInt128(1) << 64) + 1_000_000
+        let submitted = try await session.result("job/submit", #"{"kind":"factorRange","first":"\#(first)","last":"\#(last)"}"#)
+        let old = try #require(submitted["jobId"]?.text)
+        var id = 1
+        var lines: [String] = []
+        func read(_ job: String, _ seq: Int) async throws {
+            let message = try await Self.block(session, job, seq)
+            if case .array(let values)? = message["params"]?["lines"] {
+                #expect(message["params"]?["first"]?.text == values.first?.text.map { String($0.prefix { $0 != ":" }) })
+                lines += values.compactMap(\.text)
+            }
+            id += 1
+            _ = try await session.request("job/ack", #"{"jobId":"\#(job)","seq":\#(seq)}"#, id: id)
+        }
+        for seq in 1...3 { try await read(old, seq) }
+        id += 1
+        let cancelled = try await session.result("job/cancel", #"{"jobId":"\#(old)"}"#, id: id)
+        _ = try await session.log.finished(old)
+        let checkpoint = try #require(cancelled["checkpoint"]?.text)
+        // Blocks: [first, 2^64 - 1] sieved, then 64 numbers per batch call.
+        #expect(checkpoint.contains("\nnext \(first + 10 + 128)\n"))
+        var checkpointJSON = JSONWriter()
+        checkpointJSON.string(checkpoint)
+        id += 1
+        let restored = try await session.result(
+            "job/submit", #"{"checkpoint":\#(String(decoding: checkpointJSON.bytes, as: UTF8.self))}"#, id: id)
+        let new = try #require(restored["jobId"]?.text)
+        for seq in 1...3 { try await read(new, seq) }
+        id += 1
+        _ = try await session.result("job/cancel", #"{"jobId":"\#(new)"}"#, id: id)
+        let end = first + 10 + 5 * 64 - 1
+        #expect(lines.map { UInt128($0.prefix { $0 != ":" })! } == Array(first...end))
+        // The engine's own blocks, formatted the same way.
+        let queue = JobQueue(configuration: JobQueue.Configuration())
+        let blocks = try await RangeBlockReader.collect(try queue.submit(.factorRange(String(first), String(end))))
+        #expect(lines == blocks.flatMap(\.lines))
+        #expect(lines.contains("18446744073709551629: 18446744073709551629 [18446744073709551629: probable prime]"))
+        #expect(await session.end() == 0)
+    }
+
     @Test func badRangeRequestsAreRefused() async throws {
         let session = await Session.start()
         let cases: [(String, String)] = [
             (#"{"kind":"factorRange","first":"0","last":"5"}"#, "first"),
             (#"{"kind":"factorRange","first":"9","last":"5"}"#, "last"),
-            (#"{"kind":"factorRange","first":"18446744073709551616","last":"18446744073709551617"}"#, "first"),
+            (#"{"kind":"factorRange","first":"18446744073709551618","last":"18446744073709551617"}"#, "last"),
+            (#"{"kind":"factorRange","first":"1","last":"100000000000000000000000000000000000000000"}"#, "first"),
             (#"{"kind":"factorRange","first":5,"last":"9"}"#, "first"),
             (#"{"kind":"factorRange","last":"9"}"#, "first"),
             (#"{"kind":"factorRange","first":"2","last":"9","mode":"trial"}"#, "mode"),

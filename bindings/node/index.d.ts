@@ -278,7 +278,7 @@ export declare class Client extends EventEmitter<ClientEvents> {
   submit(n: BigIntegerLike, options?: SubmitOptions & { kind?: 'factor' }): Job<FactorResult>;
   /** Continues a job from a checkpoint (from this server or another). */
   resumeFrom(checkpoint: string, options?: ResumeOptions): Job;
-  /** Factors every number from `first` to `last` (below 2^64); blocks in order (protocol minor 2). */
+  /** Factors every number from `first` to `last` (fewer than 2^128 numbers, of any size); blocks in order (protocol minor 2). */
   factorRange(first: BigIntegerLike, last: BigIntegerLike,
               options?: { priority?: Priority; progressIntervalMs?: number }): RangeJob;
   suspend(): Promise<{ state: 'suspended' }>;

@@ -237,7 +237,7 @@ export class Client extends EventEmitter {
   }
 
   /**
-   * Factors every number from `first` to `last` (below 2^64): an async iterator of blocks `{first, lines}` in
+   * Factors every number from `first` to `last` (fewer than 2^128 numbers, of any size): an async iterator of blocks `{first, lines}` in
    * order, acknowledged as they are read (protocol minor 2). `result` resolves with `{first, last, count,
    * primeCount}`; leaving the loop early cancels the job.
    * @param {string | bigint | number} first

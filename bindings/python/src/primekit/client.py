@@ -339,7 +339,7 @@ class Client:
 
     def factor_range(self, first: int, last: int, *, priority: Priority | None = None,
                      progress_interval_ms: int | None = None, timeout: float | None = None) -> RangeIterator:
-        """Factors every number from ``first`` to ``last`` (2 <= first <= last < 2^64; protocol minor 2) and
+        """Factors every number from ``first`` to ``last`` (2 <= first <= last, fewer than 2^128 numbers, of any size; protocol minor 2) and
         returns an iterator of their blocks, in order (see :class:`~primekit.range.RangeIterator`). A refused range
         (``ValueError``, an :class:`~primekit.errors.InvalidParamsError`) is raised by the first ``next()``."""
         params: dict[str, Any] = {"kind": "factorRange", "first": _numbers.to_decimal(first),
