@@ -24,6 +24,6 @@ public struct JobProgress: Sendable, Hashable {
     public var partsLeft: Int = 0
     /// A range job's numbers delivered so far (0 for other jobs); `percent` is `numbersDone / numbersTotal`.
     public var numbersDone: UInt64 = 0
-    /// A range job's count of numbers (0 for other jobs).
+    /// A range job's count of numbers (0 for other jobs); both read `UInt64.max` from 2^64 − 1 numbers on.
     public var numbersTotal: UInt64 = 0
 }

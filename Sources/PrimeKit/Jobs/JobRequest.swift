@@ -133,10 +133,11 @@ public struct JobRequest: Sendable {
     }
 
     /// The complete factorization of every number from `first` to `last`, delivered in order as blocks
-    /// (``Job/rangeBlocks``); the job's result is a ``RangeSummary``. The numbers must satisfy
-    /// 2 <= first <= last < 2^64 (the range sieve's limit): ends at or above 2^64 are refused with
-    /// `invalidOptions` (factor such numbers with ``factor(_:from:bound:)`` jobs), `first` below 2 with
-    /// `candidateOutOfRange`, `first > last` with `invalidOptions`.
+    /// (``Job/rangeBlocks``); the job's result is a ``RangeSummary``. The numbers must satisfy 2 <= first <= last,
+    /// ends of at most the queue's `maxDigits` digits (else `candidateTooLarge`) and fewer than 2^128 numbers:
+    /// `first` below 2 is refused with `candidateOutOfRange`, `first > last` and a longer range with
+    /// `invalidOptions`. Below 2^64 the range sieve answers (every prime proven), to 2^128 the kernel's batch call,
+    /// beyond a complete job per number; above 2^64 a prime is probable (BPSW), as ``RangeBlock/factors(at:)`` says.
     /// - Parameters:
     ///   - first: The first number, canonical decimal.
     ///   - last: The last number (inclusive), canonical decimal.
