@@ -60,6 +60,20 @@ public struct RangeBlock: Sendable, Hashable {
         self.wide = Wide(first: first, factors: factors)
     }
 
+    /// Blocks are equal when they hold the same numbers with the same factors (whichever job made them).
+    public static func == (lhs: RangeBlock, rhs: RangeBlock) -> Bool {
+        lhs.word == rhs.word && lhs.wide == rhs.wide && lhs.ends == rhs.ends && lhs.primes == rhs.primes
+            && lhs.exponents == rhs.exponents
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(word)
+        hasher.combine(wide)
+        hasher.combine(ends)
+        hasher.combine(primes)
+        hasher.combine(exponents)
+    }
+
     /// Whether the block's numbers are 2^64 or more (then read it with ``firstText`` and ``factors(at:)``).
     public var isBeyondUInt64: Bool { wide != nil }
 

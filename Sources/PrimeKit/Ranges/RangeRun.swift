@@ -184,9 +184,6 @@ final class RangeRun: Sendable {
         preconditionFailure("a chunk beyond the range")
     }
 
-    /// Whether the range reaches 2^64 (its checkpoint is then not a sieve's).
-    var isWide: Bool { UInt64(last) == nil }
-
     /// Numbers in the range (`UInt64.max` for 2^64 or more).
     var total: UInt64 { UInt64(clamping: count) }
 
