@@ -1,3 +1,4 @@
+import Foundation
 import PrimeKit
 import PrimeKitTestSupport
 import Testing
@@ -112,6 +113,15 @@ import Testing
         for block in blocks {
             #expect(block.isBeyondUInt64 == (UInt128(block.firstText)! >= two64))
             #expect(block.lines.count == block.count)
+            if !block.isBeyondUInt64 {
+                // Below 2^64 the 64-bit API and the text one agree.
+                #expect(block.firstText == String(block.first) && block.lastText == String(block.last))
+                for index in 0..<block.count {
+                    #expect(block.factors(at: index) == block.factorization(at: index).map {
+                        PrimeFactor(prime: String($0.prime), exponent: $0.exponent, certainty: .proven)
+                    })
+                }
+            }
             for index in 0..<block.count {
                 let n = block.number(at: index)
                 let factors = block.factors(at: index)
@@ -181,6 +191,20 @@ import Testing
         let summary = try #require(try await job.result.rangeSummary)
         #expect(summary.firstText == first && summary.lastText == last && summary.countText == "5")
         #expect(summary.first == UInt64.max && summary.count == 5)
+    }
+
+    @Test func aSummaryKeepsItsTextsThroughCodable() throws {
+        let wide = RangeSummary(firstText: "18446744073709551610", lastText: "18446744073709551620", countText: "11",
+                                primeCount: 1)
+        #expect(wide.isBeyondUInt64 && wide.first == 18_446_744_073_709_551_610 && wide.last == UInt64.max)
+        let decoded = try JSONDecoder().decode(RangeSummary.self, from: try JSONEncoder().encode(wide))
+        #expect(decoded == wide && decoded.lastText == "18446744073709551620")
+        // A summary below 2^64 encodes as before (no text fields) and old encodings decode.
+        let narrow = RangeSummary(first: 2, last: 12, count: 11, primeCount: 5)
+        #expect(RangeSummary(firstText: "2", lastText: "12", countText: "11", primeCount: 5) == narrow)
+        let old = Data(#"{"first":2,"last":12,"count":11,"primeCount":5}"#.utf8)
+        #expect(try JSONDecoder().decode(RangeSummary.self, from: old) == narrow)
+        #expect(String(decoding: try JSONEncoder().encode(narrow), as: UTF8.self).contains("wide") == false)
     }
 
     // MARK: - Pause, checkpoint, restore
