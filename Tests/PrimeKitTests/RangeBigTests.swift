@@ -10,43 +10,8 @@ import Testing
 
     // MARK: - Oracles
 
-    static func mulmod(_ a: UInt128, _ b: UInt128, _ n: UInt128) -> UInt128 {
-        n.dividingFullWidth(a.multipliedFullWidth(by: b)).remainder
-    }
-
-    /// Miller-Rabin with the first twelve primes as bases: a proof below 2^64, a strong probable-prime test above.
-    static func isPrime128(_ n: UInt128) -> Bool {
-        let bases: [UInt128] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
-        if n < 2 { return false }
-        for base in bases where n % base == 0 { return n == base }
-        var d = n - 1
-        var s = 0
-        while d & 1 == 0 {
-            d >>= 1
-            s += 1
-        }
-        func powmod(_ base: UInt128, _ exponent: UInt128) -> UInt128 {
-            var result: UInt128 = 1
-            var b = base % n
-            var e = exponent
-            while e > 0 {
-                if e & 1 == 1 { result = mulmod(result, b, n) }
-                b = mulmod(b, b, n)
-                e >>= 1
-            }
-            return result
-        }
-        witness: for base in bases {
-            var x = powmod(base, d)
-            if x == 1 || x == n - 1 { continue }
-            for _ in 1..<max(1, s) {
-                x = mulmod(x, x, n)
-                if x == n - 1 { continue witness }
-            }
-            return false
-        }
-        return true
-    }
+    /// Miller-Rabin (PrimeOracle): a proof below 2^64, a strong probable-prime test above.
+    static func isPrime128(_ n: UInt128) -> Bool { PrimeOracle.isPrime(n) }
 
     /// Decimal product of decimal numbers (schoolbook, for the numbers past 2^128).
     static func product(_ numbers: [String]) -> String {

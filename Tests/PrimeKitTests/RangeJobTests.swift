@@ -30,40 +30,8 @@ import Testing
         return factors
     }
 
-    /// Deterministic Miller-Rabin for 64-bit numbers (the first twelve primes as bases decide every n < 2^64).
-    static func isPrime64(_ n: UInt64) -> Bool {
-        let bases: [UInt64] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
-        if n < 2 { return false }
-        for base in bases where n % base == 0 { return n == base }
-        var d = n - 1
-        var s = 0
-        while d & 1 == 0 {
-            d >>= 1
-            s += 1
-        }
-        func mulmod(_ a: UInt64, _ b: UInt64) -> UInt64 { UInt64((UInt128(a) * UInt128(b)) % UInt128(n)) }
-        func powmod(_ base: UInt64, _ exponent: UInt64) -> UInt64 {
-            var result: UInt64 = 1
-            var b = base % n
-            var e = exponent
-            while e > 0 {
-                if e & 1 == 1 { result = mulmod(result, b) }
-                b = mulmod(b, b)
-                e >>= 1
-            }
-            return result
-        }
-        witness: for base in bases {
-            var x = powmod(base, d)
-            if x == 1 || x == n - 1 { continue }
-            for _ in 1..<max(1, s) {
-                x = mulmod(x, x)
-                if x == n - 1 { continue witness }
-            }
-            return false
-        }
-        return true
-    }
+    /// Deterministic Miller-Rabin for 64-bit numbers (PrimeOracle's bases decide every n < 2^64).
+    static func isPrime64(_ n: UInt64) -> Bool { PrimeOracle.isPrime(UInt128(n)) }
 
     /// Primes ascending, each proven by the test's own Miller-Rabin, product n.
     static func isFactorization(_ factors: [RangeFactor], of n: UInt64) -> Bool {
