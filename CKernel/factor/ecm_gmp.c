@@ -593,7 +593,8 @@ static int ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end, ui
     }
     if (phase == 0 && (b1done != 1 || mpz_sgn(e->x) != 0 || mpz_sgn(e->z) != 0))
         return PK_E_CHECKPOINT_STATE;
-    if (phase == 1 && (b1done < 1 || b1done >= lv->b1))
+    /* A share keeps the state its factor came from: stage 1 may have reached B1. */
+    if (phase == 1 && (b1done < 1 || b1done > lv->b1 || (b1done == lv->b1 && stride <= 1)))
         return PK_E_CHECKPOINT_STATE;
     if (phase == 2 && b1done != lv->b1)
         return PK_E_CHECKPOINT_STATE;

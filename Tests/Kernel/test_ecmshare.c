@@ -143,6 +143,10 @@ static pk_job *run_shares(pk_job **shares, share_run *sr, const char *what)
         any_found |= found;
     }
     if (any_found) {
+        /* Every share, the one that found a factor too (its curve may stand at the
+           end of stage 1), checkpoints to text that restores to the same share. */
+        for (unsigned j = 0; j < k; j++)
+            shares[j] = pkt_restore_copy(shares[j], "a share when one found a factor", "\nshare ", 1);
         /* The others are interrupted where they stand, as an engine would. */
         for (unsigned j = 0; j < k; j++) {
             if (over[j])
@@ -238,11 +242,12 @@ void test_ecm_shares_stepped_in_turns_give_the_unsplit_answer(void)
         unsigned digits[3];
         size_t count;
     } cases[] = {
+        {5, {15, 40, 0}, 2}, /* the factor comes at the end of a curve's stage 1 */
         {2, {19, 40, 0}, 2},
         {3, {16, 18, 40}, 3}, /* two ECM passes: the second part is split again */
     };
     size_t n_cases = PKT_SIZE(sizeof cases / sizeof cases[0], 2);
-    pkt_say("checks: %zu products of primes of 16-19 and 40 digits (one of three primes) (ecm_digits 30): the job with each ECM pass run "
+    pkt_say("checks: %zu products of primes of 15-19 and 40 digits (one of three primes, one whose factor a curve's stage 1 finds) (ecm_digits 30): the job with each ECM pass run "
             "as 2 and as 3 shares stepped in turns and merged lists exactly the unsplit job's answer, which is "
             "exactly the primes multiplied",
             n_cases);
