@@ -508,8 +508,9 @@ void test_ecm_share_checkpoint_changes_are_refused_or_restore(void)
         size_t refused = 0, restored = 0;
         for (size_t i = 0; t && i < len; i++) {
             char saved = t[i];
-            char *u = malloc(len);
+            char *u = malloc(len + 1);
             memcpy(u, t, len);
+            u[len] = 0; /* reseal looks for the checksum line with strstr */
             u[i] = saved == '9' ? '0' : (char)(saved + 1);
             reseal(u, len);
             pk_job *r = NULL;
