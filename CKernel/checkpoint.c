@@ -30,6 +30,10 @@
  *   concluded 1          (only after pk_job_conclude was seen; absent otherwise)
  *   stage, pipe-work, parts, part..., split   (job/pipeline.h)
  *
+ * Version 3 is written for a share of a job's ECM curves
+ * (pk_job_ecm_share) only: version 2 with a share line after the split line
+ * (job/pipeline.h). Other jobs keep writing versions 1 and 2.
+ *
  * Lines end in "\n". Every field is required, in this order; restoring checks
  * the checksum first, then the syntax, then that the state is consistent.
  * Version 1 restores as a trial-division job.
@@ -44,13 +48,13 @@
 #include "trial/trial.h"
 
 #define PK_CHECKPOINT_MAGIC "primekit-checkpoint "
-#define PK_CHECKPOINT_VERSION 2   /* the newest; 1 is still read */
+#define PK_CHECKPOINT_VERSION 3   /* the newest; 1 and 2 are still read */
 
 static int render(const pk_job *job, pk_sbuf *out)
 {
     pk_sbuf b = {0};
     char line[64];
-    int version = job->mode == PK_MODE_COMPLETE ? 2 : 1;
+    int version = pk_pipe_is_share(job) ? 3 : job->mode == PK_MODE_COMPLETE ? 2 : 1;
     snprintf(line, sizeof line, PK_CHECKPOINT_MAGIC "%d\n", version);
     pk_sb_text(&b, line);
     pk_sb_text(&b, "candidate ");
@@ -298,7 +302,7 @@ static int parse(pk_job *job, pk_reader *r, const pk_options *o, uint64_t versio
             job->concluded = 1;
             atomic_store_explicit(&job->conclude, 1, memory_order_relaxed);
         }
-        if ((rc = pk_pipe_load(job, r)) != PK_OK)
+        if ((rc = pk_pipe_load(job, r, version)) != PK_OK)
             return rc;
         if (job->pipe && (w[0] != 0 || job->mode != PK_MODE_COMPLETE))
             return PK_E_CHECKPOINT_STATE; /* the window is trial division's */
@@ -409,4 +413,21 @@ int pk_job_restore(const char *text, size_t length, const pk_options *options, p
         job->cof_digits = pk_decimal_length(job->cof);
     *out = job;
     return PK_OK;
+}
+
+int pk_job_clone(const pk_job *job, pk_job **out)
+{
+    pk_sbuf b;
+    int rc = render(job, &b);
+    if (rc != PK_OK)
+        return rc;
+    pk_options o;
+    pk_options_init(&o);
+    o.max_digits = job->max_digits;
+    o.cache = job->cache;
+    rc = pk_job_restore(b.s, b.len, &o, out);
+    free(b.s);
+    if (rc == PK_OK)
+        (*out)->dispatch = job->dispatch;
+    return rc;
 }

@@ -142,7 +142,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
 {
     if (!job)
         return PK_E_ARG;
-    if (job->done)
+    if (job->done || pk_pipe_share_over(job))
         return PK_DONE;
     job->revision++;
     if (!pk_job_concluding(job) && pk_job_take_interrupt(job))
@@ -153,7 +153,7 @@ int pk_job_step(pk_job *job, uint64_t budget)
             int r = pk_pipe_step(job, &left);
             if (r < 0)
                 return r;
-            if (job->done)
+            if (job->done || pk_pipe_share_over(job))
                 return PK_DONE;
             return r == PK_PATH_INTERRUPT ? PK_INTERRUPTED : PK_MORE;
         }

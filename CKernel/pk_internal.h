@@ -393,6 +393,9 @@ int pk_job_stop_requested(pk_job *job);
    "checksum <16 lower-case hex digits>\n" holding the checksum of every byte
    before it; 0 when the line is missing, malformed or does not match. */
 size_t pk_checkpoint_checked_body(const char *text, size_t length);
+/* A copy of the job through its checkpoint text (the same state, options,
+   dispatch and cache; no interrupt or conclude request pending). */
+int pk_job_clone(const pk_job *job, pk_job **out);
 
 /* Internal outcome of a path call. */
 enum {

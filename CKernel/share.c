@@ -1,12 +1,14 @@
 /*
  * share.c — what the pieces of one split candidate tell each other: a job's
  * range, a lower limit for a running job, and the root of the cofactor the
- * factors found by every piece leave.
+ * factors found by every piece leave; and the shares of a complete job's
+ * ECM curves (job/pipeline.c does the work).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pk_internal.h"
+#include "job/pipeline.h"
 
 int pk_job_range(const pk_job *job, uint64_t *from, uint64_t *bound)
 {
@@ -82,4 +84,69 @@ int pk_cofactor_root(const char *candidate, const char *const *primes, const uin
     mpz_clear(p);
     mpz_clear(c);
     return rc;
+}
+
+int pk_job_ecm_share(const pk_job *job, unsigned index, unsigned count, pk_job **out)
+{
+    if (!out)
+        return PK_E_ARG;
+    *out = NULL;
+    if (!job || count < 2 || index >= count)
+        return PK_E_ARG;
+    if (job->mode != PK_MODE_COMPLETE || !job->pipe || job->done || pk_pipe_is_share(job))
+        return PK_E_OPTIONS;
+    pk_job *s;
+    int rc = pk_job_clone(job, &s);
+    if (rc != PK_OK)
+        return rc;
+    rc = pk_pipe_share(s, index, count);
+    if (rc != PK_OK) {
+        pk_job_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return PK_OK;
+}
+
+int pk_job_ecm_share_info(const pk_job *job, unsigned *index, unsigned *count, int *found)
+{
+    if (!job)
+        return PK_E_ARG;
+    uint64_t i, c;
+    int f;
+    int rc = pk_pipe_share_info(job, &i, &c, &f);
+    if (rc != PK_OK)
+        return rc;
+    if (index)
+        *index = (unsigned)i;
+    if (count)
+        *count = (unsigned)c;
+    if (found)
+        *found = f;
+    return PK_OK;
+}
+
+int pk_job_ecm_merge(pk_job *const *shares, size_t count, pk_job **out)
+{
+    if (!out)
+        return PK_E_ARG;
+    *out = NULL;
+    if (!shares || count == 0)
+        return PK_E_ARG;
+    for (size_t i = 0; i < count; i++)
+        if (!shares[i])
+            return PK_E_ARG;
+    int rc = pk_pipe_share_check(shares, count);
+    if (rc != PK_OK)
+        return rc;
+    pk_job *m;
+    if ((rc = pk_job_clone(shares[0], &m)) != PK_OK)
+        return rc;
+    rc = pk_pipe_share_merge(m, shares, count);
+    if (rc != PK_OK) {
+        pk_job_destroy(m);
+        return rc;
+    }
+    *out = m;
+    return PK_OK;
 }

@@ -621,6 +621,60 @@ PK_API int pk_job_range(const pk_job *job, uint64_t *from, uint64_t *bound);
 PK_API int pk_job_limit(pk_job *job, uint64_t limit);
 
 /*
+ * pk_job_ecm_share — one of `count` cooperating shares of a complete job's
+ * ECM curves, so that several threads or processes run the curves of one
+ * composite part at once.
+ *
+ * job    a complete job (not done, not a share) whose next piece is an ECM
+ *        piece: progress stage "ecm". It is not modified.
+ * index, count  0 <= index < count, count >= 2. The share runs curves
+ *        c + index, c + index + count, c + index + 2·count, ... of the part
+ *        (c: the job's current curve, which share 0 continues where the job
+ *        stands), at the bounds one job would use for them, so the shares
+ *        together run exactly the curves the job would run.
+ * out    receives the share, an ordinary job for pk_job_step, pk_job_interrupt,
+ *        pk_job_conclude, pk_job_progress and pk_job_checkpoint/pk_job_restore
+ *        (checkpoint format version 3). pk_job_step returns PK_DONE once the
+ *        share is over: it found a factor of the part (pk_job_ecm_share_info),
+ *        its curves of the part's ECM pass are done (the ECM level limit, or
+ *        the quadratic sieve's turn), it spent its part of the work limit
+ *        (work_limit minus the work done, divided by count, rounded up), or it
+ *        was concluded. A share never reports results (PK_E_NOT_DONE): merge.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_OPTIONS (not a complete job in ECM), PK_E_NOMEM.
+ * Not thread-safe with a concurrent pk_job_step on job.
+ */
+PK_API int pk_job_ecm_share(const pk_job *job, unsigned index, unsigned count, pk_job **out);
+
+/*
+ * pk_job_ecm_share_info — a share's index and count, and found = 1 once it
+ * found a factor (the other shares may then be interrupted and merged).
+ * Any pointer but job may be NULL. Returns PK_OK, PK_E_ARG, PK_E_OPTIONS (job
+ * is not a share). Not thread-safe with a concurrent pk_job_step on the job.
+ */
+PK_API int pk_job_ecm_share_info(const pk_job *job, unsigned *index, unsigned *count, int *found);
+
+/*
+ * pk_job_ecm_merge — the job the shares stand for, continued: its work and
+ * ECM curves are the sums over the shares; when a share found a factor, the
+ * part is split on the factor of the lowest-numbered curve among them (the
+ * others' unfinished curves are dropped) and the job goes on with the new
+ * parts; otherwise the part's ECM pass is over and the job goes on as one
+ * job would (quadratic sieve, or the part left by an effort limit).
+ *
+ * shares  every share of one pk_job_ecm_share call set (count of them, each
+ *         index once, in any order); either one found a factor (the others
+ *         may stand anywhere, interrupted), or all are over (PK_DONE).
+ * out     receives a new job (not a share); the shares are not modified.
+ *
+ * Returns PK_OK, PK_E_ARG, PK_E_OPTIONS (not shares, of different jobs or
+ * parts, a different count, an index missing or twice), PK_E_NOT_DONE (no
+ * factor found and a share not over), PK_E_NOMEM. Nothing is changed on an
+ * error. Thread-safe as long as no share is being stepped concurrently.
+ */
+PK_API int pk_job_ecm_merge(pk_job *const *shares, size_t count, pk_job **out);
+
+/*
  * pk_cofactor_root — the cofactor c = candidate / Π primes[i]^exponents[i]
  * and its integer square root, each capped at UINT64_MAX.
  *
@@ -766,8 +820,8 @@ PK_API int pk_job_checkpoint(const pk_job *job, char *buf, size_t cap, size_t *l
  * text, length  the checkpoint (need not be NUL-terminated).
  * options       NULL or pk_options_init'ed: only max_digits and simd are used;
  *               the range, the mode, the effort limits and the BPSW limit come
- *               from the checkpoint. Versions 1 and 2 are read (version 1 as a
- *               trial-division job).
+ *               from the checkpoint. Versions 1, 2 and 3 are read (version 1
+ *               as a trial-division job, version 3 as an ECM share).
  * out           receives the job; NULL on error.
  *
  * Returns PK_OK; PK_E_CHECKPOINT (malformed, truncated, bad checksum),

@@ -108,6 +108,42 @@ void pk_ecm_start(pk_ecm *e, const mpz_t n)
     e->phase = 0;
     e->work = 0;
     e->last_b1 = e->last_b2 = 0;
+    e->stride = 0;
+}
+
+uint64_t pk_ecm_curves_before(unsigned level)
+{
+    uint64_t before = 0;
+    for (unsigned i = 0; i < level && i < PK_ECM_LEVELS; i++)
+        before += pk_ecm_levels[i].curves;
+    return before;
+}
+
+void pk_ecm_level_of(uint64_t k, unsigned *level, uint64_t *level_curves)
+{
+    unsigned l = 0;
+    while (l + 1 < PK_ECM_LEVELS && k >= pk_ecm_levels[l].curves) {
+        k -= pk_ecm_levels[l].curves;
+        l++;
+    }
+    *level = l;
+    *level_curves = k;
+}
+
+void pk_ecm_make_share(pk_ecm *e, uint64_t first, uint64_t stride)
+{
+    if (first != e->curve) {
+        e->curve = first;
+        e->phase = 0;
+        e->b1done = 1;
+        mpz_set_ui(e->x, 0);
+        mpz_set_ui(e->z, 0);
+        mpz_set_ui(e->a, 0);
+    }
+    e->stride = stride;
+    e->curves = 0;
+    e->last_b1 = e->last_b2 = 0;
+    pk_ecm_level_of(e->curve, &e->level, &e->level_curves);
 }
 
 unsigned pk_ecm_levels_done(const pk_ecm *e)
@@ -199,7 +235,9 @@ static uint64_t limbs2(const pk_ecm *e)
 
 static void next_curve(pk_ecm *e)
 {
-    e->curve++;
+    e->curve += e->stride > 1 ? e->stride : 1;
+    if (e->stride > 1)
+        pk_ecm_level_of(e->curve, &e->level, &e->level_curves);
     e->phase = 0;
     e->b1done = 1;
     mpz_set_ui(e->x, 0);
@@ -212,6 +250,10 @@ static void curve_finished(pk_ecm *e, uint64_t b2)
     e->curves++;
     e->last_b1 = pk_ecm_levels[e->level].b1;
     e->last_b2 = b2;
+    if (e->stride > 1) {
+        next_curve(e); /* the level follows the curve's number */
+        return;
+    }
     if (++e->level_curves >= pk_ecm_levels[e->level].curves && e->level + 1 < PK_ECM_LEVELS) {
         e->level++;
         e->level_curves = 0;
@@ -507,7 +549,7 @@ void pk_ecm_save(const pk_ecm *e, pk_sbuf *b)
     pk_sb_mpz(b, e->z);
 }
 
-int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
+static int ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end, uint64_t first, uint64_t stride)
 {
     uint64_t f[9];
     const char *w;
@@ -529,15 +571,30 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     if (level >= PK_ECM_LEVELS || phase > 2 || curves > curve)
         return PK_E_CHECKPOINT_STATE;
     const pk_ecm_level *lv = &pk_ecm_levels[level];
-    uint64_t before = 0;
-    for (unsigned i = 0; i < level; i++)
-        before += pk_ecm_levels[i].curves;
-    /* Curves of earlier levels are all done; the last level repeats without end. */
-    if (curves != before + lc || (level + 1 < PK_ECM_LEVELS && lc >= lv->curves))
+    uint64_t before = pk_ecm_curves_before((unsigned)level);
+    if (stride > 1) {
+        /* A share: its curves are first, first + stride, ...; the level is the
+           curve's own; it finished at most the curves before the current one. */
+        unsigned lk;
+        uint64_t ck;
+        if (curve < first || (curve - first) % stride != 0)
+            return PK_E_CHECKPOINT_STATE;
+        pk_ecm_level_of(curve, &lk, &ck);
+        if (lk != level || ck != lc || curves > (curve - first) / stride)
+            return PK_E_CHECKPOINT_STATE;
+        int b_ok = f[7] == 0 && f[8] == 0;
+        for (unsigned i = 0; i <= level && !b_ok; i++)
+            b_ok = f[7] == pk_ecm_levels[i].b1 && (f[8] == 0 || f[8] == pk_ecm_levels[i].b2);
+        if (!b_ok || (curves == 0) != (f[7] == 0))
+            return PK_E_CHECKPOINT_STATE;
+    } else if (curves != before + lc || (level + 1 < PK_ECM_LEVELS && lc >= lv->curves)) {
+        /* Curves of earlier levels are all done; the last level repeats without end. */
         return PK_E_CHECKPOINT_STATE;
+    }
     if (phase == 0 && (b1done != 1 || mpz_sgn(e->x) != 0 || mpz_sgn(e->z) != 0))
         return PK_E_CHECKPOINT_STATE;
-    if (phase == 1 && (b1done < 1 || b1done >= lv->b1))
+    /* A share keeps the state its factor came from: stage 1 may have reached B1. */
+    if (phase == 1 && (b1done < 1 || b1done > lv->b1 || (b1done == lv->b1 && stride <= 1)))
         return PK_E_CHECKPOINT_STATE;
     if (phase == 2 && b1done != lv->b1)
         return PK_E_CHECKPOINT_STATE;
@@ -546,8 +603,8 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     if (phase == 2 && mpz_cmp_ui(e->z, 1) != 0) /* stage 2 starts from the affine point */
         return PK_E_CHECKPOINT_STATE;
     const pk_ecm_level *last = &pk_ecm_levels[level - (lc == 0 && level > 0)];
-    if ((curves == 0) != (f[7] == 0) || (f[7] != 0 && f[7] != last->b1) || (f[8] != 0 && f[8] != last->b2) ||
-        (f[7] == 0 && f[8] != 0))
+    if (stride <= 1 && ((curves == 0) != (f[7] == 0) || (f[7] != 0 && f[7] != last->b1) ||
+                        (f[8] != 0 && f[8] != last->b2) || (f[7] == 0 && f[8] != 0)))
         return PK_E_CHECKPOINT_STATE;
     e->curve = curve;
     e->level = (unsigned)level;
@@ -558,6 +615,7 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
     e->work = f[6];
     e->last_b1 = f[7];
     e->last_b2 = f[8];
+    e->stride = stride > 1 ? stride : 0;
     if (phase != 0) {
         mpz_t x0, g;
         mpz_inits(x0, g, NULL);
@@ -567,4 +625,14 @@ int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
             return PK_E_CHECKPOINT_STATE; /* this curve could never have started */
     }
     return PK_OK;
+}
+
+int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end)
+{
+    return ecm_load(e, n, v, end, 0, 0);
+}
+
+int pk_ecm_load_share(pk_ecm *e, const mpz_t n, const char *v, const char *end, uint64_t first, uint64_t stride)
+{
+    return stride > 1 ? ecm_load(e, n, v, end, first, stride) : PK_E_CHECKPOINT_STATE;
 }

@@ -44,6 +44,11 @@ typedef struct pk_ecm {
     int phase;                  /* 0: curve not set up, 1: stage 1, 2: stage 2 */
     uint64_t work;              /* units spent */
     uint64_t last_b1, last_b2;  /* bounds of the last finished curve */
+    uint64_t stride;            /* 0: one job runs every curve. Above 1: a share of the
+                                   curves (pk_job_ecm_share): the next curve is curve +
+                                   stride, level and level_curves follow the curve's number
+                                   (curve k runs at the level of the k-th curve of one job)
+                                   and curves counts this share's finished curves only */
 } pk_ecm;
 
 void pk_ecm_init(pk_ecm *e);
@@ -59,9 +64,20 @@ int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor);
 /* Fraction of the expected curves of levels 0..through done (monotone). */
 double pk_ecm_fraction(const pk_ecm *e, unsigned through);
 
+/* Level of the curve numbered k in one job's schedule (curves of earlier
+   levels all before it) and its place in that level. */
+void pk_ecm_level_of(uint64_t k, unsigned *level, uint64_t *level_curves);
+/* Curves one job finishes before level `level` starts (levels 0..level-1). */
+uint64_t pk_ecm_curves_before(unsigned level);
+/* Make e a share: from the curve numbered `first` (e->curve, phase kept when
+   it is the current one), every stride-th. */
+void pk_ecm_make_share(pk_ecm *e, uint64_t first, uint64_t stride);
+
 /* Checkpoint text: " <curve> <level> <level-curves> <curves> <phase> <b1done> <work> <last-b1> <last-b2> <x> <z>"
    appended to b; load reads the same words from [v, end) and checks them against n. */
 void pk_ecm_save(const pk_ecm *e, pk_sbuf *b);
 int pk_ecm_load(pk_ecm *e, const mpz_t n, const char *v, const char *end);
+/* The same for a share whose first curve is `first`, every stride-th (stride > 1). */
+int pk_ecm_load_share(pk_ecm *e, const mpz_t n, const char *v, const char *end, uint64_t first, uint64_t stride);
 
 #endif /* PK_FACTOR_ECM_GMP_H */

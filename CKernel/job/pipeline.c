@@ -91,6 +91,16 @@ struct pk_pipe {
     pk_ecm ecm;
     pk_wsplit ws;
     pk_qs *qs;                  /* while split is PK_METHOD_QS */
+    /* A share of the current part's ECM curves (pk_job_ecm_share): share_count
+       shares, this one runs curves base_curve + share_index + k·share_count
+       and nothing else; share_count is 0 in every other job. */
+    uint64_t share_index, share_count;
+    uint64_t share_base_curve;  /* the shared job's current curve */
+    uint64_t share_base_curves; /* curves it had finished */
+    uint64_t share_base_work;   /* its work (units since trial division) */
+    uint64_t share_allowance;   /* units this share may spend (0: no work limit) */
+    int share_found;            /* share_factor splits the part */
+    mpz_t share_factor;
 };
 
 uint64_t pk_pipe_trial_bound(size_t bits)
@@ -109,6 +119,7 @@ static struct pk_pipe *pipe_new(void)
     if (!p)
         return NULL;
     pk_ecm_init(&p->ecm);
+    mpz_init(p->share_factor);
     return p;
 }
 
@@ -121,6 +132,7 @@ void pk_pipe_free(struct pk_pipe *p)
     free(p->parts);
     pk_ecm_clear(&p->ecm);
     pk_qs_free(p->qs);
+    mpz_clear(p->share_factor);
     free(p);
 }
 
@@ -402,6 +414,42 @@ static int split_found(pk_job *job, size_t i, const mpz_t f)
     return rc;
 }
 
+/* The number of finished ECM curves after which part i (above 128 bits)
+   passes to the quadratic sieve; UINT64_MAX when it never does (outside the
+   sieve's sizes, or with an ECM level limit set). */
+static uint64_t qs_ecm_curves(const pk_job *job, size_t i)
+{
+    const struct pk_pipe *p = job->pipe;
+    size_t bits = mpz_sizeinbase(p->parts[i].v, 2);
+    if (bits < PK_QS_MIN_BITS || bits > PK_QS_MAX_BITS || job->ecm_digits)
+        return UINT64_MAX;
+    size_t digits = mpz_sizeinbase(p->parts[i].v, 10);
+    size_t target = digits * PK_QS_ECM_PERMILLE / 1000;
+    unsigned through = 1;
+    while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < target)
+        through++;
+    if (through == 1) /* up to ~50 digits the sieve takes ~0.2 s: 8 curves (~20 ms) of the first level */
+        return PK_QS_ECM_FIRST;
+    uint64_t at = pk_ecm_curves_before(through); /* the levels through `through` are done */
+    if (through >= PK_ECM_LEVELS || digits <= PK_QS_ECM_NEXT_FROM)
+        return at;
+    uint64_t next = pk_ecm_levels[through].curves;
+    uint64_t extra = next * (digits - PK_QS_ECM_NEXT_FROM) / PK_QS_ECM_NEXT_SLOPE;
+    if (extra > next / PK_QS_ECM_NEXT_MAX)
+        extra = next / PK_QS_ECM_NEXT_MAX;
+    return at + extra;
+}
+
+/* The number of finished curves at which ECM on part i ends: the level
+   limit's curves, or the quadratic sieve's turn (UINT64_MAX: never). */
+static uint64_t ecm_end_curves(const pk_job *job, size_t i)
+{
+    unsigned levels = ecm_limit_levels(job);
+    uint64_t end = levels <= PK_ECM_LEVELS ? pk_ecm_curves_before(levels) : UINT64_MAX;
+    uint64_t qs = qs_ecm_curves(job, i);
+    return qs < end ? qs : end;
+}
+
 /* Whether the split of part i passes to the quadratic sieve now: after the
    word-size pass, or after the ECM pass when no ECM level limit is set. */
 static int qs_due(const pk_job *job, size_t i)
@@ -412,24 +460,9 @@ static int qs_due(const pk_job *job, size_t i)
         return 0;
     if (p->split == PK_METHOD_WORD)
         return pk_wsplit_work(&p->ws) >= pk_qs_word_pass((unsigned)bits);
-    if (p->split != PK_METHOD_ECM || job->ecm_digits)
+    if (p->split != PK_METHOD_ECM)
         return 0;
-    size_t target = mpz_sizeinbase(p->parts[i].v, 10) * PK_QS_ECM_PERMILLE / 1000;
-    unsigned through = 1;
-    while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < target)
-        through++;
-    if (through == 1) /* up to ~50 digits the sieve takes ~0.2 s: 8 curves (~20 ms) of the first level */
-        return p->ecm.curves >= PK_QS_ECM_FIRST;
-    if (pk_ecm_levels_done(&p->ecm) < through)
-        return 0;
-    size_t digits = mpz_sizeinbase(p->parts[i].v, 10);
-    if (through >= PK_ECM_LEVELS || digits <= PK_QS_ECM_NEXT_FROM || p->ecm.level > through)
-        return 1;
-    uint64_t next = pk_ecm_levels[through].curves;
-    uint64_t extra = next * (digits - PK_QS_ECM_NEXT_FROM) / PK_QS_ECM_NEXT_SLOPE;
-    if (extra > next / PK_QS_ECM_NEXT_MAX)
-        extra = next / PK_QS_ECM_NEXT_MAX;
-    return p->ecm.level_curves >= extra;
+    return p->ecm.curves >= qs_ecm_curves(job, i);
 }
 
 static int start_qs(struct pk_pipe *p, size_t i)
@@ -503,9 +536,251 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
     return rc;
 }
 
+/* ------------------------------------------------------------ ECM shares */
+
+/* The curve number at which a share's curves end (UINT64_MAX: never): the
+   curve the shared job would have reached when its ECM pass ends. */
+static uint64_t share_end_curve(const pk_job *job)
+{
+    const struct pk_pipe *p = job->pipe;
+    uint64_t end = ecm_end_curves(job, current(p));
+    if (end == UINT64_MAX)
+        return end;
+    return end > p->share_base_curves ? p->share_base_curve + (end - p->share_base_curves) : p->share_base_curve;
+}
+
+/* Why a share's curves are over: 0 not over, 1 a factor found, 2 the curves
+   of its part's ECM pass are done, 3 its part of the work limit is spent,
+   4 concluded. */
+static int share_end(const pk_job *job)
+{
+    const struct pk_pipe *p = job->pipe;
+    if (!p || !p->share_count)
+        return 0;
+    if (p->share_found)
+        return 1;
+    if (p->ecm.curve >= share_end_curve(job))
+        return 2;
+    if (p->share_allowance && p->work - p->share_base_work >= p->share_allowance)
+        return 3;
+    if (job->concluded)
+        return 4;
+    return 0;
+}
+
+int pk_pipe_share_over(const pk_job *job)
+{
+    return share_end(job) != 0;
+}
+
+int pk_pipe_share_info(const pk_job *job, uint64_t *index, uint64_t *count, int *found)
+{
+    const struct pk_pipe *p = job->pipe;
+    if (!p || !p->share_count)
+        return PK_E_OPTIONS;
+    *index = p->share_index;
+    *count = p->share_count;
+    *found = p->share_found;
+    return PK_OK;
+}
+
+/* One ECM piece of a share; a factor found is kept, not split on. */
+static int share_piece(pk_job *job, uint64_t *budget)
+{
+    struct pk_pipe *p = job->pipe;
+    pk_part *pt = &p->parts[current(p)];
+    mpz_t f;
+    mpz_init(f);
+    uint64_t w0 = p->ecm.work;
+    int found = pk_ecm_piece(&p->ecm, budget, f);
+    uint64_t used = p->ecm.work - w0;
+    p->work += used;
+    pt->work += used;
+    int rc = found < 0 ? found : PK_OK;
+    if (found == 1) {
+        if (mpz_cmp_ui(f, 1) <= 0 || mpz_cmp(f, pt->v) >= 0 || !mpz_divisible_p(pt->v, f)) {
+            rc = PK_E_INTERNAL;
+        } else {
+            mpz_set(p->share_factor, f);
+            p->share_found = 1;
+        }
+    }
+    mpz_clear(f);
+    return rc;
+}
+
+static int share_step(pk_job *job, uint64_t *budget)
+{
+    for (;;) {
+        if (share_end(job))
+            return PK_PATH_CONTINUE;
+        if (pk_job_poll(job) && !job->concluded)
+            return PK_PATH_INTERRUPT;
+        if (job->concluded)
+            return PK_PATH_CONTINUE;
+        if (*budget == 0)
+            return PK_PATH_BUDGET;
+        int rc = share_piece(job, budget);
+        if (rc < 0)
+            return rc;
+        double pc = pk_pipe_percent(job);
+        if (pc > job->percent)
+            job->percent = pc;
+    }
+}
+
+int pk_pipe_share(pk_job *job, uint64_t index, uint64_t count)
+{
+    struct pk_pipe *p = job->pipe;
+    if (!p || p->stage != PK_PIPE_SPLIT || job->done || job->concluded || p->share_count || count < 2 ||
+        index >= count)
+        return PK_E_OPTIONS;
+    size_t i = current(p);
+    if (i == p->count || p->parts[i].status != PK_PART_SPLIT || p->split != PK_METHOD_ECM || limit_reached(job) ||
+        p->ecm.curves >= ecm_end_curves(job, i) || p->ecm.stride > 1)
+        return PK_E_OPTIONS; /* no ECM piece is due */
+    p->share_index = index;
+    p->share_count = count;
+    p->share_base_curve = p->ecm.curve;
+    p->share_base_curves = p->ecm.curves;
+    p->share_base_work = p->work;
+    p->share_allowance = 0;
+    if (job->work_limit) {
+        uint64_t left = job->work_limit - p->work; /* above 0: the limit is not reached */
+        p->share_allowance = left / count + (left % count != 0);
+    }
+    p->share_found = 0;
+    mpz_set_ui(p->share_factor, 0);
+    pk_ecm_make_share(&p->ecm, p->share_base_curve + index, count);
+    job->revision++;
+    return PK_OK;
+}
+
+/* Shares a and b belong to one shared job: same candidate, state and
+   parts, same share count and base. */
+static int same_shared_job(const pk_job *a, const pk_job *b)
+{
+    const struct pk_pipe *p = a->pipe, *q = b->pipe;
+    if (mpz_cmp(a->n, b->n) != 0 || mpz_cmp(a->cof, b->cof) != 0 || a->factor_count != b->factor_count ||
+        a->ecm_digits != b->ecm_digits || a->work_limit != b->work_limit || a->bpsw_digits != b->bpsw_digits ||
+        a->mode != b->mode || a->next != b->next)
+        return 0;
+    for (size_t i = 0; i < a->factor_count; i++)
+        if (mpz_cmp(a->factors[i].prime, b->factors[i].prime) != 0 ||
+            a->factors[i].exponent != b->factors[i].exponent)
+            return 0;
+    if (p->count != q->count || p->share_count != q->share_count || p->share_base_curve != q->share_base_curve ||
+        p->share_base_curves != q->share_base_curves || p->share_base_work != q->share_base_work ||
+        p->share_allowance != q->share_allowance || p->start_bits != q->start_bits)
+        return 0;
+    for (size_t i = 0; i < p->count; i++) {
+        const pk_part *x = &p->parts[i], *y = &q->parts[i];
+        if (mpz_cmp(x->v, y->v) != 0 || x->e != y->e || x->status != y->status)
+            return 0;
+    }
+    return 1;
+}
+
+int pk_pipe_share_check(pk_job *const *shares, size_t count)
+{
+    if (count < 2)
+        return PK_E_OPTIONS;
+    unsigned char *seen = calloc(count, 1);
+    if (!seen)
+        return PK_E_NOMEM;
+    int rc = PK_OK, any_found = 0, all_over = 1;
+    for (size_t k = 0; k < count && rc == PK_OK; k++) {
+        const pk_job *s = shares[k];
+        const struct pk_pipe *p = s->pipe;
+        if (!p || p->share_count != count || p->share_index >= count || seen[p->share_index] ||
+            !same_shared_job(shares[0], s)) {
+            rc = PK_E_OPTIONS;
+            break;
+        }
+        seen[p->share_index] = 1;
+        int end = share_end(s);
+        any_found |= end == 1;
+        all_over &= end != 0;
+    }
+    free(seen);
+    if (rc == PK_OK && !any_found && !all_over)
+        rc = PK_E_NOT_DONE;
+    return rc;
+}
+
+int pk_pipe_share_merge(pk_job *out, pk_job *const *shares, size_t count)
+{
+    struct pk_pipe *p = out->pipe;
+    size_t i = current(p);
+    pk_part *pt = &p->parts[i];
+    uint64_t base = p->share_base_work, spent = 0, finished = 0, last_b1 = 0, last_b2 = 0;
+    const pk_job *best = NULL;
+    int short_of_work = 0, concluded = 0;
+    double percent = out->percent;
+    for (size_t k = 0; k < count; k++) {
+        const pk_job *s = shares[k];
+        const struct pk_pipe *q = s->pipe;
+        spent += q->work - base;
+        finished += q->ecm.curves;
+        if (q->ecm.last_b1 > last_b1 || (q->ecm.last_b1 == last_b1 && q->ecm.last_b2 > last_b2)) {
+            last_b1 = q->ecm.last_b1;
+            last_b2 = q->ecm.last_b2;
+        }
+        int end = share_end(s);
+        if (end == 1 && (!best || q->ecm.curve < best->pipe->ecm.curve))
+            best = s; /* the factor of the earliest curve: the same whichever share ran faster */
+        short_of_work |= end == 3;
+        concluded |= s->concluded;
+        if (s->percent > percent)
+            percent = s->percent;
+    }
+    uint64_t own = p->work - base; /* share 0's clone counted its own work only */
+    p->work = base + spent;
+    pt->work = pt->work - own + spent;
+    pk_ecm *e = &p->ecm;
+    e->work = e->work - own + spent;
+    e->stride = 0;
+    e->curves = p->share_base_curves + finished;
+    e->last_b1 = last_b1;
+    e->last_b2 = last_b2;
+    e->curve = share_end_curve(out);
+    if (e->curve == UINT64_MAX || e->curve < e->curves)
+        e->curve = e->curves;
+    pk_ecm_level_of(e->curves, &e->level, &e->level_curves);
+    e->phase = 0;
+    e->b1done = 1;
+    mpz_set_ui(e->x, 0);
+    mpz_set_ui(e->z, 0);
+    mpz_set_ui(e->a, 0);
+    mpz_t f;
+    mpz_init(f);
+    if (best)
+        mpz_set(f, best->pipe->share_factor);
+    p->share_index = p->share_count = 0;
+    p->share_base_curve = p->share_base_curves = p->share_base_work = p->share_allowance = 0;
+    p->share_found = 0;
+    mpz_set_ui(p->share_factor, 0);
+    int rc = PK_OK;
+    if (best)
+        rc = split_found(out, i, f);
+    else if (short_of_work || concluded)
+        leave(p, i); /* a share spent its part of the work limit, or the job ends: the part is left */
+    mpz_clear(f);
+    if (concluded && !out->concluded) {
+        out->concluded = 1;
+        atomic_store_explicit(&out->conclude, 1, memory_order_relaxed);
+    }
+    if (percent > out->percent)
+        out->percent = percent;
+    out->revision++;
+    return rc;
+}
+
 int pk_pipe_step(pk_job *job, uint64_t *budget)
 {
     struct pk_pipe *p = job->pipe;
+    if (p->share_count)
+        return share_step(job, budget);
     for (;;) {
         size_t i = current(p);
         if (i == p->count) {
@@ -675,6 +950,23 @@ void pk_pipe_save(const pk_job *job, pk_sbuf *b)
         pk_ecm_save(&p->ecm, b);
     }
     pk_sb_text(b, "\n");
+    if (p && p->share_count) {
+        pk_sb_text(b, "share");
+        pk_sb_u64_word(b, p->share_index);
+        pk_sb_u64_word(b, p->share_count);
+        pk_sb_u64_word(b, p->share_base_curve);
+        pk_sb_u64_word(b, p->share_base_curves);
+        pk_sb_u64_word(b, p->share_base_work);
+        pk_sb_u64_word(b, p->share_allowance);
+        pk_sb_text(b, " ");
+        pk_sb_mpz(b, p->share_factor);
+        pk_sb_text(b, "\n");
+    }
+}
+
+int pk_pipe_is_share(const pk_job *job)
+{
+    return job->pipe && job->pipe->share_count;
 }
 
 static int name_index(const char *const *names, int count, const char *w, size_t n)
@@ -731,7 +1023,42 @@ static int load_part(struct pk_pipe *p, const char *v, size_t n)
     return rc;
 }
 
-int pk_pipe_load(pk_job *job, pk_reader *r)
+/* The optional share line (version 3): "share <index> <count> <base-curve>
+   <base-curves> <base-work> <allowance> <factor or 0>". */
+static int load_share(struct pk_pipe *p, pk_reader *r)
+{
+    static const char key[] = "share ";
+    if ((size_t)(r->end - r->p) < sizeof key - 1 || memcmp(r->p, key, sizeof key - 1) != 0)
+        return PK_OK;
+    if (!p)
+        return PK_E_CHECKPOINT_STATE;
+    const char *v, *w;
+    size_t n, wl;
+    int rc = pk_field(r, "share", &v, &n);
+    if (rc != PK_OK)
+        return rc;
+    const char *end = v + n;
+    uint64_t f[6];
+    for (int i = 0; i < 6; i++)
+        if (pk_next_word(&v, end, &w, &wl) != PK_OK || pk_word_u64(w, wl, &f[i]) != PK_OK)
+            return PK_E_CHECKPOINT;
+    if (pk_next_word(&v, end, &w, &wl) != PK_OK || v != end)
+        return PK_E_CHECKPOINT;
+    if ((rc = pk_set_mpz(p->share_factor, w, wl)) != PK_OK)
+        return rc;
+    if (f[1] < 2 || f[0] >= f[1] || f[3] > f[2] || f[4] > p->work)
+        return PK_E_CHECKPOINT_STATE;
+    p->share_index = f[0];
+    p->share_count = f[1];
+    p->share_base_curve = f[2];
+    p->share_base_curves = f[3];
+    p->share_base_work = f[4];
+    p->share_allowance = f[5];
+    p->share_found = mpz_sgn(p->share_factor) != 0;
+    return PK_OK;
+}
+
+int pk_pipe_load(pk_job *job, pk_reader *r, uint64_t version)
 {
     const char *v;
     size_t n;
@@ -774,6 +1101,8 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
     int split = name_index(split_names, 4, w, wl);
     if (split < 0 || (split == PK_METHOD_NONE || split == PK_METHOD_QS) != (v == end))
         return PK_E_CHECKPOINT;
+    if (version >= 3 && (rc = load_share(p, r)) != PK_OK)
+        return rc;
     if (!p)
         return split == PK_METHOD_NONE ? PK_OK : PK_E_CHECKPOINT_STATE;
 
@@ -812,10 +1141,25 @@ int pk_pipe_load(pk_job *job, pk_reader *r)
     int has_split = cur < p->count && p->parts[cur].status == PK_PART_SPLIT;
     if (has_split != (split != PK_METHOD_NONE) || (has_split && p->parts[cur].method != split))
         return PK_E_CHECKPOINT_STATE;
+    if (p->share_count) {
+        /* A share: of an ECM split, with a factor of its part if any, within
+           the work limit's allowance, of a job not done. */
+        const mpz_srcptr m = p->parts[cur].v;
+        if (split != PK_METHOD_ECM || p->stage != PK_PIPE_SPLIT ||
+            (p->share_found && (mpz_cmp_ui(p->share_factor, 1) <= 0 || mpz_cmp(p->share_factor, m) >= 0 ||
+                                !mpz_divisible_p(m, p->share_factor))) ||
+            (!p->share_found && mpz_sgn(p->share_factor) != 0) || (p->share_allowance != 0) != (job->work_limit != 0) ||
+            p->share_allowance > job->work_limit || p->share_base_curve > UINT64_MAX - p->share_count)
+            return PK_E_CHECKPOINT_STATE;
+    }
     if (split == PK_METHOD_ECM) {
         if (mpz_sizeinbase(p->parts[cur].v, 2) <= 128)
             return PK_E_CHECKPOINT_STATE;
-        rc = pk_ecm_load(&p->ecm, p->parts[cur].v, v, end);
+        if (p->share_count)
+            rc = pk_ecm_load_share(&p->ecm, p->parts[cur].v, v, end, p->share_base_curve + p->share_index,
+                                   p->share_count);
+        else
+            rc = pk_ecm_load(&p->ecm, p->parts[cur].v, v, end);
         if (rc != PK_OK)
             return rc;
     } else if (split == PK_METHOD_WORD) {

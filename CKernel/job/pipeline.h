@@ -36,12 +36,34 @@ int pk_pipe_part(const pk_job *job, size_t index, char *buf, size_t cap, size_t 
      parts <count>
      part <value> <exponent> <new|split|left> <work> <curves> <b1> <b2> <digits> <method>
      split <none|word TEXT|ecm WORDS>
+     share <index> <count> <base-curve> <base-curves> <base-work> <allowance> <factor|0>
+                                             (a share only; version 3)
    save appends them; load reads them and checks them against the job's core
    (cofactor = product of the parts, ...). */
 void pk_pipe_save(const pk_job *job, pk_sbuf *b);
-int pk_pipe_load(pk_job *job, pk_reader *r);
+int pk_pipe_load(pk_job *job, pk_reader *r, uint64_t version);
 /* A restored complete job's stage agrees with its core (done, status, trial
    division over). PK_OK or PK_E_CHECKPOINT_STATE. */
 int pk_pipe_check(pk_job *job);
+
+/* ECM shares (pk_job_ecm_share, pk_job_ecm_merge in share.c). A share is a
+   copy of a complete job whose current part is being split by ECM; it runs
+   only its curves of that part and is over (pk_job_step: PK_DONE, the job
+   itself not done) when it finds a factor, when the curves one job would
+   run on the part are done, when its part of the work limit is spent, or
+   when concluded. */
+/* Make the copy `job` share index of count; PK_E_OPTIONS when no ECM piece is due. */
+int pk_pipe_share(pk_job *job, uint64_t index, uint64_t count);
+int pk_pipe_is_share(const pk_job *job);
+int pk_pipe_share_over(const pk_job *job);
+/* PK_OK with the share's place and whether it found a factor; PK_E_OPTIONS for a job that is no share. */
+int pk_pipe_share_info(const pk_job *job, uint64_t *index, uint64_t *count, int *found);
+/* The count shares are every share of one shared job, and either one found
+   a factor or all are over: PK_OK, PK_E_OPTIONS, PK_E_NOT_DONE, PK_E_NOMEM. */
+int pk_pipe_share_check(pk_job *const *shares, size_t count);
+/* out, a copy of one of the checked shares, becomes the shared job continued:
+   work and curves summed, the earliest curve's factor split on, or the
+   part's ECM pass over. */
+int pk_pipe_share_merge(pk_job *out, pk_job *const *shares, size_t count);
 
 #endif /* PK_JOB_PIPELINE_H */

@@ -245,6 +245,11 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(conclude_from_another_thread_while_stepping)           \
     X(conclude_survives_checkpoint_and_restore)              \
     X(ecm_stage_two_on_two_threads_at_once)                  \
+    X(ecm_shares_stepped_in_turns_give_the_unsplit_answer)   \
+    X(ecm_share_checkpoints_and_restores_mid_curve)          \
+    X(ecm_merge_refuses_shares_that_do_not_belong_together)  \
+    X(ecm_effort_limits_count_every_share)                   \
+    X(ecm_share_checkpoint_changes_are_refused_or_restore)   \
     X(word_factor64_matches_brute_force_below_a_million)     \
     X(word_factor64_random_numbers_multiply_back_into_primes) \
     X(word_primality_agrees_with_gmp_and_known_pseudoprimes) \

@@ -670,7 +670,8 @@ void test_inconsistent_checkpoints_are_rejected_with_state_or_version(void)
     pkt_say("paused at from %s bound %s next %s with %s factors, cofactor %s", from, bound, next, factors, cof);
 
     static const struct { const char *key, *value; int want; const char *what; } cases[] = {
-        {"primekit-checkpoint", "3", PK_E_CHECKPOINT_VERSION, "version 3"},
+        {"primekit-checkpoint", "3", PK_E_CHECKPOINT, "a version-1 body under version 3 (lacks its lines)"},
+        {"primekit-checkpoint", "4", PK_E_CHECKPOINT_VERSION, "version 4"},
         {"primekit-checkpoint", "2", PK_E_CHECKPOINT, "a version-1 body under version 2 (lacks its lines)"},
         {"primekit-checkpoint", "0", PK_E_CHECKPOINT_VERSION, "version 0"},
         {"primekit-checkpoint", "999999", PK_E_CHECKPOINT_VERSION, "version 999999"},

@@ -122,6 +122,42 @@ import Testing
         Issue.record("every pause came after the job's time limit")
     }
 
+    /// A complete job whose ECM runs as shares on the server's two workers: paused in the ECM stage, its checkpoint
+    /// holds both shares in one envelope; resumed it ends with the known answer, and its checkpoint submitted as a
+    /// new job gives the same answer.
+    @Test func aJobPausedWhileItsEcmRunsAsSharesResumesFromTheCombinedCheckpoint() async throws {
+        let candidate = "4895841559427691305519056411393168738288827017746639020019027103300857"  // p20 · p50
+        let factors = ["61302151512852928831", "79864106537944326930115269711540229808411056251847"]
+        @Sendable func primes(_ message: JSONValue) -> [String]? {
+            guard case .array(let list)? = message["params"]?["result"]?["factors"] else { return nil }
+            return list.compactMap { $0["prime"]?.text }
+        }
+        let server = try ServerProcess(["--workers", "2"])
+        let submitted = try await server.request(
+            "job/submit", #"{"kind":"factor","candidate":"\#(candidate)","progressIntervalMs":20}"#, id: 1)
+        let jobID = try #require(submitted["result"]?["jobId"]?.text)
+        _ = try await server.log.notification {
+            $0["method"] == .string("job/progress") && $0["params"]?["stage"] == .string("ecm")
+        }
+        let paused = try await server.request("job/pause", #"{"jobId":"\#(jobID)"}"#, id: 2)
+        let checkpoint = try #require(paused["result"]?["checkpoint"]?.text,
+                                      "\(String(decoding: paused.encoded, as: UTF8.self))")
+        #expect(checkpoint.contains("\npieces 2\n"))
+        #expect(checkpoint.components(separatedBy: "primekit-checkpoint 3\n").count == 3)
+        let status = try await server.request("job/status", #"{"jobId":"\#(jobID)"}"#, id: 3)
+        #expect(status["result"]?["stage"] == .string("ecm"))
+        _ = try await server.request("job/resume", #"{"jobId":"\#(jobID)"}"#, id: 4)
+        let finished = try await server.log.finished(jobID, timeout: .seconds(300))
+        #expect(primes(finished) == factors)
+        let params = JSONValue.object(["checkpoint": .string(checkpoint)])
+        let again = try await server.request("job/submit", String(decoding: params.encoded, as: UTF8.self), id: 5)
+        let againID = try #require(again["result"]?["jobId"]?.text)
+        let restored = try await server.log.finished(againID, timeout: .seconds(300))
+        #expect(primes(restored) == factors)
+        server.closeInput()
+        #expect(await server.exitStatus() == 0)
+    }
+
     /// Submits `candidate` to a server with a state directory, pauses it once it reports the ECM stage, waits for
     /// a save made after that, and kills the server. Returns the job's id and the `tested` count of its first ECM
     /// progress, or nil when the job ended (its time limit) before the pause landed.

@@ -46,6 +46,8 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     static let header = "primekit-job-checkpoint 2"
+    /// The first line of a kernel checkpoint of an ECM share (`pk_job_ecm_share`).
+    static let shareHeader = "primekit-checkpoint 3\n"
 
     /// The checkpoint text.
     public let text: String
@@ -187,6 +189,16 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                 factors.append(factor)
             }
         }
+        // ECM shares: one set, each index once (the kernel's merge checks that they are of one state).
+        if let first = kernels.first?.shareInfo() {
+            var seen = Set<Int>()
+            for kernel in kernels {
+                guard let info = kernel.shareInfo(), info.count == kernels.count, seen.insert(info.index).inserted else {
+                    throw inconsistent("the ECM shares are not one set of \(kernels.count)")
+                }
+            }
+            guard first.count == kernels.count else { throw inconsistent("the ECM shares are not one set") }
+        }
         let text = candidate ?? ""
         if pieces.count > 1 {
             do {
@@ -307,9 +319,19 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                 pieces.append(Piece(from: String(pieceLine[1]), bound: String(pieceLine[2]), kernelText: kernelText))
                 continue
             }
+            let kernelText = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
+            // ECM shares of a complete job (kernel checkpoint version 3) all have the job's range.
+            let share = kernelText.hasPrefix(Self.shareHeader)
+            if index > 0, share != pieces[0].kernelText.hasPrefix(Self.shareHeader) {
+                throw inconsistent("piece \(index + 1) of \(count) is \(share ? "" : "not ")an ECM share, piece 1 "
+                    + "\(share ? "is not" : "is")")
+            }
+            if share, index > 0, String(pieceLine[1]) != pieces[0].from || String(pieceLine[2]) != pieces[0].bound {
+                throw inconsistent("ECM share \(index + 1) of \(count) has another range than share 1")
+            }
             // One range in order: each piece starts right after the one before. Only a one-piece job of 2 or 3 has
             // an empty range (2...1).
-            if let next, from != next {
+            if !share, let next, from != next {
                 throw inconsistent(from < next
                     ? "piece \(index + 1) of \(count) overlaps the one before (it starts at \(from), not \(next))"
                     : "the pieces leave a gap from \(next) to \(from - 1)")
@@ -318,7 +340,6 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                 throw malformed("piece \(index + 1) of \(count): empty range \(from)...\(bound)")
             }
             next = bound &+ 1
-            let kernelText = String(decoding: bytes[position..<(position + length)], as: UTF8.self)
             position += length + 1
             pieces.append(Piece(from: String(pieceLine[1]), bound: String(pieceLine[2]), kernelText: kernelText))
         }
@@ -345,7 +366,9 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                   CandidateText.isCanonical(timeLine[2]), let limit = Int64(timeLine[1]), limit >= 1,
                   let used = Int64(timeLine[2])
             else { throw malformed("data after the last piece") }
-            guard KernelJob.isComplete(checkpointText: pieces[0].kernelText), pieces.count == 1 else {
+            guard KernelJob.isComplete(checkpointText: pieces[0].kernelText),
+                  pieces.count == 1 || pieces[0].kernelText.hasPrefix(Self.shareHeader)
+            else {
                 throw inconsistent("a time limit on a trial-division job")
             }
             timeLimit = limit

@@ -93,6 +93,8 @@ struct JobCore: Sendable {
     var announcing = false
     /// Submitted through the scheduler's intake and not registered yet (state `pending` until then).
     var inIntake = false
+    /// The most ECM shares of this job a worker was stepping at once (tests read it: shares run side by side).
+    var peakSharesOnWorkers: UInt8 = 0
 
     /// False while nobody has waited on, listened to or checkpointed the job (most small jobs): every field kept in
     /// the extras is then at its initial value, and ending the job has nobody to tell.
@@ -237,8 +239,10 @@ struct JobCore: Sendable {
         var work: UInt64 = 0
         var next = UInt64.max
         var factors: [PrimeFactor] = []
+        // ECM shares all stand at the job's percentage until they merge (a share that is over is not done).
+        let shares = pieces.count > 1 && pieces.read(0, \.ecmShare)
         for piece in pieces {
-            percent += piece.weight * (piece.finished ? 100 : piece.progress.percent)
+            percent += piece.weight * (piece.finished && !shares ? 100 : piece.progress.percent)
             tested &+= piece.progress.divisorsTested
             work &+= piece.progress.workDone
             if !piece.finished { next = min(next, piece.nextDivisor) }
@@ -265,6 +269,12 @@ struct JobCore: Sendable {
             stage = piece.finished ? .done : piece.progress.stage
             fraction = piece.finished ? 1 : piece.progress.stageFraction
             partsLeft = piece.finished ? 0 : Int(piece.progress.partsLeft)
+        } else if shares {
+            // The curves below the lowest share's current one are all done: its fraction never goes back, and
+            // the merged job's is at least that.
+            stage = .ecm
+            fraction = pieces.map(\.progress.stageFraction).min() ?? 0
+            partsLeft = Int(pieces[0].progress.partsLeft)
         } else {
             stage = pieces.allSatisfy(\.finished) ? .done : .trial
             fraction = min(percent, 100) / 100

@@ -178,13 +178,18 @@ enum JobPlan {
         var kernels: [KernelJob] = []
         for piece in checkpoint.pieces { kernels.append(try KernelJob.restore(piece.kernelText, limits: limits)) }
         let (text, factors) = try Checkpoint.check(checkpoint.pieces, kernels: kernels)
-        let shared = kernels.count > 1
+        // ECM shares of a complete job (Checkpoint.check saw that they are all of one set) share no limit.
+        let ecmShares = kernels[0].shareInfo() != nil
+        let shared = kernels.count > 1 && !ecmShares
             ? SharedCofactor(candidate: text, startsAtTwo: kernels[0].range().from <= 2, factors: factors) : nil
         var pieces: [PieceState] = []
         var lengths: [Double] = []
         for (piece, kernel) in zip(checkpoint.pieces, kernels) {
             let progress = kernel.progress()
-            var state = PieceState(from: piece.from, bound: piece.bound, weight: 1, kernel: kernel, shared: shared)
+            var state = ecmShares
+                ? PieceState(from: nil, bound: nil, weight: 1, kernel: kernel)
+                : PieceState(from: piece.from, bound: piece.bound, weight: 1, kernel: kernel, shared: shared)
+            state.ecmShare = ecmShares
             state.progress = progress
             state.finished = progress.done
             state.factors = try kernel.factors(count: progress.factorsFound)
@@ -193,7 +198,9 @@ enum JobPlan {
             lengths.append(range.bound >= range.from ? Double(range.bound - range.from) + 1 : 1)
         }
         let total = lengths.reduce(0, +)
-        for index in pieces.indices { pieces[index].weight = lengths[index] / total }
+        for index in pieces.indices {
+            pieces[index].weight = ecmShares ? 1 / Double(pieces.count) : lengths[index] / total
+        }
         let work = max(1, total * CandidateText.unitsPerDivisor(digits: text.utf8.count))
         return (JobCandidate(text: text), PieceList(pieces), work)
     }

@@ -176,6 +176,38 @@ final class KernelJob: @unchecked Sendable {
         return try wrap(status: status, out, complete: false)
     }
 
+    /// `count` cooperating shares of this complete job's ECM curves (`pk_job_ecm_share`), or nil when its next
+    /// piece is not an ECM piece (the kernel's PK_E_OPTIONS). The job itself is not changed.
+    func ecmShares(count: Int) throws(PrimeKitError) -> [KernelJob]? {
+        guard complete, count >= 2, count <= Int(UInt32.max) else { return nil }
+        var shares: [KernelJob] = []
+        for index in 0..<count {
+            var out: OpaquePointer?
+            let status = pk_job_ecm_share(handle, UInt32(index), UInt32(count), &out)
+            if status == statusCode(PK_E_OPTIONS) { return nil }
+            shares.append(try Self.wrap(status: status, out, complete: true))
+        }
+        return shares
+    }
+
+    /// The share's place and whether it found a factor; nil for a job that is no ECM share.
+    func shareInfo() -> (index: Int, count: Int, found: Bool)? {
+        var index: UInt32 = 0
+        var count: UInt32 = 0
+        var found: Int32 = 0
+        guard pk_job_ecm_share_info(handle, &index, &count, &found) == statusCode(PK_OK) else { return nil }
+        return (Int(index), Int(count), found != 0)
+    }
+
+    /// The job the shares stand for, continued (`pk_job_ecm_merge`).
+    static func mergeShares(_ shares: [KernelJob]) throws(PrimeKitError) -> KernelJob {
+        var out: OpaquePointer?
+        let handles: [OpaquePointer?] = shares.map { $0.handle }
+        let status = handles.withUnsafeBufferPointer { pk_job_ecm_merge($0.baseAddress, $0.count, &out) }
+        withExtendedLifetime(shares) {}
+        return try wrap(status: status, out, complete: true)
+    }
+
     private static func wrap(status: Int32, _ out: OpaquePointer?, complete: Bool) throws(PrimeKitError) -> KernelJob {
         guard status == statusCode(PK_OK), let out else {
             throw PrimeKitError(kernelStatus: status == statusCode(PK_OK) ? statusCode(PK_E_INTERNAL) : status)

@@ -54,6 +54,10 @@ extension Scheduler {
                     $0.queued = false
                     $0.onWorker = true
                 }
+                if core.pieces.read(entry.piece, \.ecmShare) {
+                    let running = core.pieces.reduce(0) { $0 + ($1.ecmShare && $1.onWorker ? 1 : 0) }
+                    core.peakSharesOnWorkers = max(core.peakSharesOnWorkers, UInt8(clamping: running))
+                }
                 if core.state == .ready { transition(entry.job, &core, to: .running, &s, &effects) }
                 let single = core.pieces.count == 1, priority = core.priority
                 return core.pieces.update(entry.piece) { piece in  // read in place: no copy of the whole piece

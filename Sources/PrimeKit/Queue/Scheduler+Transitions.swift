@@ -11,18 +11,70 @@ extension Scheduler {
         switch report {
         case .stepped(let job, let piece, let step, let progress, let factors, let elapsed, let units):
             if step == .more { calibrate(elapsed: elapsed, units: units, &s) }
+            var mergeKernels: [KernelJob]?
             let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
-                core.pieces.update(piece) {
+                let ended = core.pieces.update(piece) {
                     $0.onWorker = false
                     $0.progress = progress
                     if let factors { $0.factors = factors }
+                    return $0.finished  // an ECM share stopped because another found a factor
+                }
+                if ended {
+                    mergeKernels = sharesToMerge(&core)
+                    if mergeKernels != nil { return nil }
                 }
                 if core.holdRequested || core.state != .running {
                     return settle(job, &core, &s, &effects)
                 }
                 publishProgress(job, &core, &s, &effects)
-                enqueue(job, &core, piece: piece, continuing: true, &s, &effects)
+                if !ended { enqueue(job, &core, piece: piece, continuing: true, &s, &effects) }
                 enqueueUnparkedLanes(job, &core, &s, &effects)
+                return nil
+            }
+            if let end { propagate(job, end, &s, &effects) }
+            if let mergeKernels { return .merge(job, mergeKernels) }
+            return nil
+
+        case .shared(let job, let piece, let shares, let progress, let factors):
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
+                core.pieces.update(piece) { $0.onWorker = false }
+                // The job's one piece becomes the shares; its kernel job is let go (the shares hold its state).
+                var pieces: [PieceState] = []
+                for (kernel, progress) in zip(shares, progress) {
+                    var share = PieceState(from: nil, bound: nil, weight: 1 / Double(shares.count), kernel: kernel)
+                    share.ecmShare = true
+                    share.progress = progress
+                    share.factors = factors
+                    pieces.append(share)
+                }
+                core.pieces = PieceList(pieces)
+                if core.holdRequested || core.state != .running {
+                    return settle(job, &core, &s, &effects)
+                }
+                publishProgress(job, &core, &s, &effects)
+                enqueueRestingPieces(job, &core, continuing: true, &s, &effects)
+                return nil
+            }
+            if let end { propagate(job, end, &s, &effects) }
+            return nil
+
+        case .sharesMerged(let job, let result):
+            let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
+                core.merging = false
+                switch result {
+                case .success(let (kernel, progress, factors)):
+                    var one = PieceState(from: nil, bound: nil, weight: 1, kernel: kernel)
+                    one.progress = progress
+                    one.factors = factors
+                    core.pieces = PieceList(one)
+                case .failure(let error):
+                    return finish(job, &core, outcome: .failure(error), &s, &effects)
+                }
+                if core.holdRequested || core.state != .running {
+                    return settle(job, &core, &s, &effects)
+                }
+                publishProgress(job, &core, &s, &effects)
+                enqueueRestingPieces(job, &core, continuing: true, &s, &effects)
                 return nil
             }
             if let end { propagate(job, end, &s, &effects) }
@@ -48,6 +100,24 @@ extension Scheduler {
                         return finish(job, &core, outcome: .success(.rangeSummary(run.summary())), &s, &effects)
                     }
                     if core.holdRequested || core.state != .running { return settle(job, &core, &s, &effects) }
+                    publishProgress(job, &core, &s, &effects)
+                    return nil
+                }
+                if core.pieces.read(piece, \.ecmShare) {
+                    // A share that found a factor ends the others: those on a worker are interrupted, the rest
+                    // leave the queue; the shares merge once none is on a worker.
+                    if core.pieces.read(piece, { $0.kernel?.shareInfo()?.found ?? false }) {
+                        for index in core.pieces.indices where index != piece {
+                            core.pieces.update(index) {
+                                $0.finished = true
+                                $0.queued = false
+                            }
+                        }
+                        interruptPieces(core, &effects)
+                    }
+                    mergeKernels = sharesToMerge(&core)
+                    if mergeKernels != nil { return nil }
+                    if core.holdRequested { return settle(job, &core, &s, &effects) }
                     publishProgress(job, &core, &s, &effects)
                     return nil
                 }
@@ -113,6 +183,16 @@ extension Scheduler {
         for lane in run.unparkRunnable() where core.pieces.read(lane, { !$0.onWorker && !$0.queued && !$0.finished }) {
             enqueue(job, &core, piece: lane, continuing: true, &s, &effects)
         }
+    }
+
+    /// The kernel jobs of a complete job's ECM shares once all are over (or ended by a share's factor) and none is
+    /// on a worker; the job is then merging. Nil otherwise.
+    func sharesToMerge(_ core: inout JobCore) -> [KernelJob]? {
+        guard core.pieces.count > 1, core.pieces.read(0, \.ecmShare), core.pieces.allSatisfy(\.finished),
+              core.piecesOnWorkers == 0, core.pendingFailure == nil, !core.merging
+        else { return nil }
+        core.merging = true
+        return core.pieces.compactMap(\.kernel)
     }
 
     /// Keeps slices near the target length: units of work per second measured on real slices.

@@ -48,6 +48,11 @@ enum SliceReport: Sendable {
     case blocked(Job, piece: Int)
     /// The pieces of a split job were merged.
     case merged(Job, Result<JobResult, PrimeKitError>)
+    /// A complete job's one piece reached ECM and was cut into shares of its curves, one per worker (their
+    /// progress and the factors the job had found come along).
+    case shared(Job, piece: Int, [KernelJob], [KernelProgress], factors: [PrimeFactor])
+    /// The ECM shares of a complete job were merged back into one kernel job, with its progress and factors.
+    case sharesMerged(Job, Result<(KernelJob, KernelProgress, [PrimeFactor]), PrimeKitError>)
 }
 
 /// What a worker does next.
@@ -158,6 +163,14 @@ extension Scheduler {
                 reports.reserveCapacity(batch.count)
                 // The reports are collected last first, so that popping them applies them in the batch's order.
                 for index in batch.indices.reversed() { reports.append(runSlice(batch[index])) }
+            case .merge(let job, let kernels) where kernels.first?.shareInfo() != nil:
+                // ECM shares: one kernel job again, which goes on (docs/engine.md, "One big job on all cores").
+                let result = Result { () throws(PrimeKitError) -> (KernelJob, KernelProgress, [PrimeFactor]) in
+                    let merged = try KernelJob.mergeShares(kernels)
+                    let progress = merged.progress()
+                    return (merged, progress, try merged.factors(count: progress.factorsFound))
+                }
+                reports = [.sharesMerged(job, result)]
             case .merge(let job, let kernels):
                 let result = Result { () throws(PrimeKitError) -> JobResult in
                     try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate)
@@ -264,6 +277,13 @@ extension Scheduler {
         }
         if step == .done {
             return .finished(job, piece: assignment.piece, progress, factors: factors, outcome: nil)
+        }
+        // A complete job in ECM on a queue of several workers: its curves run on all of them as shares.
+        let workers = min(64, workerTarget.load(ordering: .relaxed))
+        if step == .more, assignment.single, job.mode == .complete, progress.stage == .ecm, workers > 1,
+           let shares = try? kernel.ecmShares(count: workers),
+           let known = try? kernel.factors(count: progress.factorsFound) {
+            return .shared(job, piece: assignment.piece, shares, shares.map { $0.progress() }, factors: known)
         }
         let units = progress.workDone &- assignment.workBefore
         return .stepped(job, piece: assignment.piece, step, progress, factors: factors, elapsed: elapsed, units: units)
