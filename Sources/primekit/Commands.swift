@@ -227,8 +227,8 @@ struct Factor: AsyncParsableCommand {
         settings.exponents = exponents
         if !rangeEnds.isEmpty {
             let ends = rangeEnds.map(NegativeNumbers.plain)
-            let range = RangeRun(settings: settings, options: run, work: [.span(first: ends[0], last: ends[1])],
-                                 failed: false, resumedFrom: nil)
+            let range = RangeRun(settings: settings, progressMode: run.progressMode, checkpoint: run.checkpoint,
+                                 work: [.span(first: ends[0], last: ends[1])], failed: false, resumedFrom: nil)
             return try finish(await range.run())
         }
         settings.from = range.from
@@ -354,8 +354,8 @@ struct Resume: AsyncParsableCommand {
     static func continueRun(from path: String, options: RunOptions) async throws {
         let file = try CheckpointFile.read(path: path)
         if !file.ranges.isEmpty {
-            let range = RangeRun(settings: file.settings, options: options, work: file.ranges, failed: file.failed,
-                                 resumedFrom: path)
+            let range = RangeRun(settings: file.settings, progressMode: options.progressMode,
+                                 checkpoint: options.checkpoint, work: file.ranges, failed: file.failed, resumedFrom: path)
             return try finish(await range.run())
         }
         let runner = Runner(settings: file.settings, options: options, items: file.items, failed: file.failed,

@@ -61,7 +61,9 @@ enum DecimalText {
 
 struct RangeRun {
     let settings: RunSettings
-    let options: RunOptions
+    /// `--progress` / `--no-progress`, and `--checkpoint` (nil: the default path).
+    let progressMode: ProgressMode
+    let checkpoint: String?
     let work: [RangeWork]
     let failed: Bool
     let resumedFrom: String?
@@ -96,10 +98,9 @@ struct RangeRun {
             }
             index += 1
         }
-        guard let (first, last) = ends, problem(first: first, last: last) == nil,
-              let options = try? RunOptions.parse([]) else { return nil }
-        return RangeRun(settings: settings, options: options, work: [.span(first: first, last: last)], failed: false,
-                        resumedFrom: nil)
+        guard let (first, last) = ends, problem(first: first, last: last) == nil else { return nil }
+        return RangeRun(settings: settings, progressMode: .automatic, checkpoint: nil,
+                        work: [.span(first: first, last: last)], failed: false, resumedFrom: nil)
     }
 
     /// The stop request: the pipeline and the engine jobs running when it comes are told at once.
@@ -163,7 +164,7 @@ struct RangeRun {
                 total += DecimalText.count(first, last)
             }
         }
-        let bar = RangeProgress.start(mode: options.progressMode, total: total) { counts.done }
+        let bar = RangeProgress.start(mode: progressMode, total: total) { counts.done }
         var failed = self.failed
         var left: [RangeWork] = []
         var index = 0
@@ -243,8 +244,8 @@ struct RangeRun {
         bar?.stop()
         guard left.isEmpty else {
             return Runner.saveCheckpoint([], ranges: left, settings: settings, failed: failed,
-                                         path: options.checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint",
-                                         chosen: options.checkpoint != nil || resumedFrom != nil, signals: signals,
+                                         path: checkpoint ?? resumedFrom ?? "primekit-\(getpid()).checkpoint",
+                                         chosen: checkpoint != nil || resumedFrom != nil, signals: signals,
                                          fromStandardInput: false)
         }
         if interrupt.requested {
