@@ -394,6 +394,23 @@ import Testing
         _ = await engine.shutdown()
     }
 
+    /// A job whose progress only the engine's tap took (a plugin on the progress stream, no listener on the job)
+    /// reads 100 % once it succeeded, not the last snapshot its interval let through.
+    @Test func aSucceededJobsProgressReadsItsEnd() async throws {
+        let engine = await Engine.testing()
+        let probe = Probe("progress", streams: [.progress, .results])
+        engine.add(probe)
+        // A range job of 600,001 numbers, one snapshot a minute: the first slice's snapshot is the last one taken.
+        let job = try engine.submit(.factorRange(1_000_000, 1_600_000).progressInterval(.seconds(60)))
+        for try await _ in job.rangeBlocks {}
+        _ = try await job.result
+        await probe.wait { events in events.contains { if case .finished(let f) = $0 { f.jobID == job.id } else { false } } }
+        #expect(probe.events.contains { if case .progress(let p) = $0 { p.jobID == job.id } else { false } })
+        #expect(job.progress.percent == 100)
+        #expect(job.progress.numbersDone == 600_001)
+        _ = await engine.shutdown()
+    }
+
     /// `engine.queue` is not a side door: its submissions meet the engine's digit limit and progress interval, are
     /// announced, and are followed by the store, as the engine's own are.
     @Test func theQueuesSubmissionsGoThroughTheEnginesDoor() async throws {

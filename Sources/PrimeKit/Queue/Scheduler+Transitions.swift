@@ -375,6 +375,10 @@ extension Scheduler {
         case .success, .small:
             if extras && core.hasProgressObservers {
                 deliver(core.snapshot(jobID: job.id, state: .running, percentOverride: 100), &core, &effects)
+            } else if extras, core.lastSnapshot != nil {
+                // Snapshots were taken (the engine's tap) but nobody listens now: `progress` reads the job's end,
+                // not the last snapshot the interval let through.
+                _ = core.snapshot(jobID: job.id, state: .running, percentOverride: 100)
             }
             transition(job, &core, to: .succeeded, &s, &effects)
         case .failure:
