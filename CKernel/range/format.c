@@ -37,39 +37,38 @@ static inline size_t put_word(char *out, uint64_t v)
     size_t n = ndigits(v);
     char *s = out + 1 + n;
     out[0] = ' ';
-    if (v < UINT64_C(4294967296)) { /* 32-bit arithmetic: cheaper products */
-        uint32_t u = (uint32_t)v;
-        while (u >= 100) {
-            uint32_t d = (u % 100) * 2;
-            u /= 100;
+    while (v >= UINT64_C(4294967296)) { /* eight digits at a time, then 32-bit arithmetic: cheaper products */
+        uint32_t low = (uint32_t)(v % 100000000u);
+        v /= 100000000u;
+        for (int k = 0; k < 4; k++) {
             s -= 2;
-            memcpy(s, pk_digit_pairs + d, 2);
+            memcpy(s, pk_digit_pairs + (low % 100) * 2, 2);
+            low /= 100;
         }
-        if (u >= 10)
-            memcpy(s - 2, pk_digit_pairs + u * 2, 2);
-        else
-            s[-1] = (char)('0' + u);
-        return n + 1;
     }
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
+    uint32_t u = (uint32_t)v;
+    while (u >= 100) {
+        uint32_t d = (u % 100) * 2;
+        u /= 100;
         s -= 2;
         memcpy(s, pk_digit_pairs + d, 2);
     }
-    if (v >= 10)
-        memcpy(s - 2, pk_digit_pairs + v * 2, 2);
+    if (u >= 10)
+        memcpy(s - 2, pk_digit_pairs + u * 2, 2);
     else
-        s[-1] = (char)('0' + v);
+        s[-1] = (char)('0' + u);
     return n + 1;
 }
 
-/* " p" repeated e times. Writes up to 8 bytes past the end for small primes. */
+/* " p" repeated e times. Writes up to 8 bytes past the end for small primes (the table's length byte
+   lands there: later text overwrites it). */
 static inline char *put_factor(char *o, const uint64_t *small, uint64_t p, unsigned e)
 {
     if (p < PK_RANGE_SEG) {
-        uint64_t w = small[(p >> 1) & (0 - (p & 1))]; /* 2 sits in slot 0 */
-        size_t l = 2 + (p >= 10) + (p >= 100) + (p >= 1000) + (p >= 10000);
+        const uint64_t *slot = &small[(p >> 1) & (0 - (p & 1))]; /* 2 sits in slot 0 */
+        uint64_t w;
+        memcpy(&w, slot, 8);
+        size_t l = ((const unsigned char *)slot)[7]; /* the text's length, kept in its last byte */
         do {
             memcpy(o, &w, 8);
             o += l;
@@ -139,7 +138,7 @@ void pk_range_small_text(uint64_t *table)
 {
     for (uint64_t p = 1; p < PK_RANGE_SEG; p += 2) {
         char w[8] = {0};
-        put_word(w, p == 1 ? 2 : p); /* slot 0 (1 is never a factor) holds 2 */
+        w[7] = (char)put_word(w, p == 1 ? 2 : p); /* slot 0 (1 is never a factor) holds 2 */
         memcpy(&table[p >> 1], w, 8);
     }
 }

@@ -52,6 +52,7 @@ void pk_range_destroy(pk_range *r)
         return;
     free(r->boot);
     free(r->pbuf);
+    free(r->wheel);
     free(r->head);
     free(r->chunks);
     free(r->cof);

@@ -37,6 +37,7 @@
 #define PK_RANGE_MAX_LIMIT (UINT64_C(1) << 26) /* and at most this (time and bucket memory) */
 #define PK_RANGE_CHUNK 510u          /* bucket entries per chunk */
 #define PK_RANGE_SETUP_SPAN 131072u  /* numbers per set-up chunk of the prime sieve */
+#define PK_RANGE_WHEEL 15015u        /* 3 * 5 * 7 * 11 * 13: the prime sieve's presieved pattern */
 #define PK_RANGE_NIL UINT32_MAX
 
 typedef struct pk_rentry {
@@ -65,6 +66,7 @@ struct pk_range {
     uint32_t *boot;             /* odd primes up to sqrt(limit) */
     size_t nboot;
     uint8_t *pbuf;              /* prime sieve chunk: one byte per odd number */
+    uint8_t *wheel;             /* PK_RANGE_WHEEL bytes: 1 where 2j + 1 has no odd prime factor below 17 */
 
     /* small primes */
     size_t nsmall;
@@ -95,7 +97,8 @@ struct pk_range {
     uint8_t *nb;                /* cofactor primes per number (above limit) */
     uint64_t *bp;               /* PK_RANGE_MAXBIG per number, ascending */
     uint8_t *be;
-    uint64_t *small_text;       /* " p" for odd p below PK_RANGE_SEG at p >> 1, " 2" at 0 */
+    uint64_t *small_text;       /* " p" for odd p below PK_RANGE_SEG at p >> 1, " 2" at 0;
+                                   byte 7: the text's length */
 };
 
 /* sieve.c */

@@ -49,6 +49,7 @@ int pk_range_tables_alloc(pk_range *r)
     uint8_t *mark = calloc((size_t)root + 1, 1);
     r->boot = malloc(sizeof *r->boot * (root / 2 + 2));
     r->pbuf = malloc(PK_RANGE_SETUP_SPAN / 2);
+    r->wheel = malloc(PK_RANGE_WHEEL);
     r->nbuckets = (uint32_t)(r->limit / PK_RANGE_SEG + 2);
     r->head = malloc(sizeof *r->head * r->nbuckets);
     r->cof = malloc(sizeof *r->cof * PK_RANGE_SEG);
@@ -59,7 +60,7 @@ int pk_range_tables_alloc(pk_range *r)
     r->bp = malloc(sizeof *r->bp * PK_RANGE_SEG * PK_RANGE_MAXBIG);
     r->be = malloc((size_t)PK_RANGE_SEG * PK_RANGE_MAXBIG);
     r->small_text = malloc(sizeof *r->small_text * (PK_RANGE_SEG / 2));
-    if (!mark || !r->boot || !r->pbuf || !r->head || !r->cof || !r->nf || !r->fp || !r->fe || !r->nb ||
+    if (!mark || !r->boot || !r->pbuf || !r->wheel || !r->head || !r->cof || !r->nf || !r->fp || !r->fe || !r->nb ||
         !r->bp || !r->be || !r->small_text) {
         free(mark);
         return PK_E_NOMEM;
@@ -73,6 +74,10 @@ int pk_range_tables_alloc(pk_range *r)
             mark[j] = 1;
     }
     free(mark);
+    for (uint32_t j = 0; j < PK_RANGE_WHEEL; j++) {
+        uint32_t x = 2 * j + 1;
+        r->wheel[j] = x % 3 && x % 5 && x % 7 && x % 11 && x % 13;
+    }
     pk_range_small_text(r->small_text);
     pk_range_reset(r);
     return PK_OK;
@@ -148,6 +153,19 @@ static inline void push(pk_range *r, uint32_t k, uint32_t p, uint32_t off)
     ch->count++;
 }
 
+/* The index of the lowest-addressed nonzero byte of the eight loaded into *bits (not 0), which is cleared. */
+static inline unsigned take_byte(uint64_t *bits)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    unsigned at = (unsigned)__builtin_clzll(*bits) >> 3;
+    *bits &= ~(UINT64_C(0xff) << (56 - 8 * at));
+#else
+    unsigned at = (unsigned)__builtin_ctzll(*bits) >> 3;
+    *bits &= *bits - 1; /* the byte holds 1: its only bit */
+#endif
+    return at;
+}
+
 int pk_range_setup_chunk(pk_range *r, uint64_t *units)
 {
     uint64_t lo = r->setup_at; /* odd */
@@ -165,9 +183,23 @@ int pk_range_setup_chunk(pk_range *r, uint64_t *units)
         return PK_E_NOMEM;
 
     uint8_t *b = r->pbuf; /* b[i] stands for lo + 2i */
-    memset(b, 1, odd);
+    /* the multiples of 3 to 13 by copying their pattern (period PK_RANGE_WHEEL in i), then the rest */
+    uint32_t phase = (uint32_t)(((lo - 1) / 2) % PK_RANGE_WHEEL);
+    for (uint32_t i = 0; i < odd;) {
+        uint32_t n = PK_RANGE_WHEEL - phase;
+        if (n > odd - i)
+            n = odd - i;
+        memcpy(b + i, r->wheel + phase, n);
+        i += n;
+        phase = 0;
+    }
+    for (uint64_t p = 3; p <= 13 && p <= hi; p += 2)
+        if (p >= lo && p != 9)
+            b[(p - lo) / 2] = 1; /* the wheel's primes themselves */
     for (size_t j = 0; j < r->nboot; j++) {
         uint64_t p = r->boot[j];
+        if (p <= 13)
+            continue;
         if (p * p > hi)
             break;
         uint64_t m = p * p;
@@ -180,19 +212,23 @@ int pk_range_setup_chunk(pk_range *r, uint64_t *units)
             b[i] = 0;
     }
     uint64_t span = r->last - r->base; /* offsets relative to base go up to this */
-    for (uint32_t i = 0; i < odd; i++) {
-        if (!b[i])
-            continue;
-        uint64_t p = lo + 2 * (uint64_t)i;
-        uint64_t off = (p - r->base % p) % p;
-        if (p <= PK_RANGE_SEG) {
-            size_t k = r->nsmall++;
-            r->sp[k] = (uint32_t)p;
-            r->sinv[k] = inverse64(p);
-            r->slim[k] = UINT64_MAX / p;
-            r->soff[k] = (uint32_t)off; /* p <= the segment: fits */
-        } else if (off <= span) {
-            push(r, (uint32_t)((off / PK_RANGE_SEG) % r->nbuckets), (uint32_t)p, (uint32_t)(off % PK_RANGE_SEG));
+    /* the survivors, eight bytes (each 0 or 1) at a time */
+    for (uint32_t w = 0; w < odd; w += 8) {
+        uint64_t bits = 0;
+        memcpy(&bits, b + w, odd - w < 8 ? odd - w : 8);
+        while (bits) {
+            uint64_t p = lo + 2 * (uint64_t)(w + take_byte(&bits));
+            uint64_t rem = r->base % p;
+            uint64_t off = rem ? p - rem : 0; /* not a second division */
+            if (p <= PK_RANGE_SEG) {
+                size_t k = r->nsmall++;
+                r->sp[k] = (uint32_t)p;
+                r->sinv[k] = inverse64(p);
+                r->slim[k] = UINT64_MAX / p;
+                r->soff[k] = (uint32_t)off; /* p <= the segment: fits */
+            } else if (off <= span) {
+                push(r, (uint32_t)((off / PK_RANGE_SEG) % r->nbuckets), (uint32_t)p, (uint32_t)(off % PK_RANGE_SEG));
+            }
         }
     }
     r->setup_at = lo + 2 * (uint64_t)odd;
