@@ -228,10 +228,10 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(simd_paths_agree_on_random_inputs)                     \
     X(cache_shared_by_jobs_and_threads_changes_no_answer)   \
     X(cache_file_round_trips_and_damaged_files_are_refused) \
-    X(gcd_in_pieces_matches_mpz_gcd)                         \
-    X(barrett_reduction_and_products_in_pieces_match_gmp)    \
+    X(gcd_in_stints_matches_mpz_gcd)                         \
+    X(barrett_reduction_and_products_in_stints_match_gmp)    \
     X(interrupts_inside_window_work_resume_to_the_same_answer) \
-    X(window_check_is_cut_into_bounded_pieces)                \
+    X(window_check_is_cut_into_bounded_stints)                \
     X(sieve_set_up_far_from_zero_yields_to_budget_and_interrupts)               \
     X(complete_factorizations_match_known_answers)           \
     X(m137_factors_completely)                               \
