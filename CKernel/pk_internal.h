@@ -280,7 +280,7 @@ typedef struct pk_factor {
 } pk_factor;
 
 struct pk_pipe;                 /* the stages after trial division (job/pipeline.c) */
-struct pk_window_check;                /* trial division's window check (trial/trial.h) */
+struct pk_window_check;         /* trial division's window check (trial/trial.h) */
 struct pk_window_stack;
 
 struct pk_job {
@@ -316,9 +316,9 @@ struct pk_job {
     uint64_t work_limit;
     struct pk_pipe *pipe;       /* NULL until trial division of a complete job ends */
 
+    uint64_t revision;          /* bumped by every step */
     /* The last checkpoint text, reused while the job has not changed
        (a 10-million-digit checkpoint costs seconds to render). */
-    uint64_t revision;          /* bumped by every step */
     char *ckpt_text;
     size_t ckpt_len;
     uint64_t ckpt_revision;     /* the revision ckpt_text was rendered at */
@@ -330,16 +330,15 @@ struct pk_job {
     uint64_t win_pos, win_tested, win_work, win_bits;
     unsigned win_depth;
     struct pk_window_stack *ws; /* allocated on the first window */
-    struct pk_window_check *wc;        /* the window check in progress; allocated on the first */
+    struct pk_window_check *wc; /* the window check in progress; allocated on the first */
     /* A segment product being built in stints: the primes of [rp_lo, rp_hi)
        packed into rp_words words of tree[], paired level by level. */
     int rp_active;
     uint64_t rp_lo, rp_hi;
     long rp_count;
     size_t rp_words;
-    /* Polls of the interrupt flag between stints of window work; tests set
-       poll_trap to have the flag raised at that poll (as another thread would). */
-    uint64_t polls, poll_trap;
+    /* Polls of the interrupt flag between stints of window work. */
+    uint64_t polls;
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
     pk_sieve sieve;
@@ -349,6 +348,12 @@ struct pk_job {
     mpz_t *tree;                /* product/remainder tree storage */
     size_t tree_cap;
 
+#ifdef PK_TEST_HOOKS
+    /* Test builds only (bindings/c/Makefile builds the tests' kernel with
+       PK_TEST_HOOKS): pk_job_poll raises the interrupt flag at this poll, as
+       another thread would; 0 for none. */
+    uint64_t poll_trap;
+#endif
 };
 
 /* Copy options (NULL: defaults) into *out, validating them. */
@@ -365,8 +370,8 @@ void pk_job_refresh_bound(pk_job *job);
 int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
 /* The same with a pk_certainty. */
 int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty);
-/* Poll the interrupt between stints of work (counts polls; tests may set
-   poll_trap to raise the flag at a given poll). 1 when interrupted (consumed)
+/* Poll the interrupt between stints of work (counts polls; in test builds
+   poll_trap raises the flag at a given poll). 1 when interrupted (consumed)
    or concluding (see pk_job_stop_requested). */
 int pk_job_poll(pk_job *job);
 /* Divide every power of the proven prime d out of cof and record it. */

@@ -10,6 +10,12 @@
 #ifndef PKT_H
 #define PKT_H
 
+/* The tests read and set job fields that only the tests' kernel has (see
+   bindings/c/Makefile): both must be built with the test hooks. */
+#ifndef PK_TEST_HOOKS
+#error "the kernel tests are built with -DPK_TEST_HOOKS, against a kernel built the same way"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <gmp.h>
