@@ -219,8 +219,8 @@ PK_API void pk_cache_destroy(pk_cache *cache);
  * cache  the cache; jobs may use it meanwhile.
  * path   the file; its directory must exist.
  * Returns PK_OK, PK_E_ARG, PK_E_NOMEM or PK_E_IO (nothing is changed at path
- * then). Takes as long as the multiplications (tens of milliseconds for the
- * primes below 10^7) and the write. Thread-safe.
+ * then). Takes as long as the multiplications of the products it writes and the
+ * write (docs/kernel.md has figures). Thread-safe.
  */
 PK_API int pk_cache_save(pk_cache *cache, const char *path);
 

@@ -104,9 +104,10 @@ int pk_td_word(pk_job *job, uint64_t *budget);
 int pk_tdgmp(pk_job *job, uint64_t *budget);
 void pk_tdgmp_release(pk_job *job);
 
-/* Close an open window: fold, gcd, split, divide out. PK_OK, a negative
-   error, or PK_PATH_INTERRUPT (interrupt consumed; the check continues from
-   where it stopped on the next call). */
+/* The window check of an open window: fold, gcd, split, divide out; the
+   window is closed when it ends. PK_OK, a negative error, or
+   PK_PATH_INTERRUPT (interrupt consumed; the check continues from where it
+   stopped on the next call). */
 int pk_tdgmp_check_window(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);
