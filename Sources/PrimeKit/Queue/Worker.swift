@@ -194,7 +194,9 @@ extension Scheduler {
     /// Runs one slice of one piece, outside every lock.
     func runSlice(_ assignment: Assignment) -> SliceReport {
         let job = assignment.job
-        if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure.error) }
+        if let inject = configuration.failureInjection, let error = inject.error(job) {
+            return .failed(job, piece: assignment.piece, error)
+        }
         if let run = assignment.range?.run { return runRangeSlice(assignment, run) }
         let kernel: KernelJob
         var smallProgress = KernelProgress()
