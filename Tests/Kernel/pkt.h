@@ -69,6 +69,10 @@ void pkt_rng_for(pkt_rng *rng, const char *label);
 uint64_t pkt_rand(pkt_rng *rng);
 uint64_t pkt_rand_below(pkt_rng *rng, uint64_t n);          /* uniform in [0, n) */
 uint64_t pkt_rand_range(pkt_rng *rng, uint64_t lo, uint64_t hi); /* [lo, hi] */
+
+/* FNV-1a 64 of n bytes, the hash a checkpoint's checksum line holds; the
+   tests' own copy, so that they check the kernel's rather than reuse it. */
+uint64_t pkt_fnv1a64(const void *bytes, size_t n);
 void pkt_rand_bits(pkt_rng *rng, mpz_t out, unsigned bits); /* exactly `bits` bits */
 void pkt_rand_prime(pkt_rng *rng, mpz_t out, unsigned bits); /* a prime of exactly `bits` bits */
 uint64_t pkt_seed(void);
