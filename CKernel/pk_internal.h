@@ -135,57 +135,57 @@ size_t pk_decimal_length_u64(uint64_t v);
    per value; no terminator); returns the length. */
 size_t pk_decimal_list(const uint64_t *values, size_t count, char *out);
 
-/* ------------------------------------------------------------ pieces */
+/* -------------------------------------------------- bounded operations */
 
-/* Long GMP work in pieces of bounded size (pieces.c). Every *_piece call does
-   one piece and keeps its progress in the state, so a caller can stop between
-   pieces and continue later. `cap` is the largest operand, in limbs, of any
-   multiplication a piece does. */
+/* Long GMP work in stints of bounded size (bounded.c). Every *_stint call does
+   one stint and keeps its progress in the state, so a caller can stop between
+   stints and continue later. `cap` is the largest operand, in limbs, of any
+   multiplication a stint does. */
 
 /* Nonzero when the caller should stop (pk_gcd_run returns after it). */
 typedef int (*pk_poll_fn)(void *ctx);
 
-struct pk_kmul;
-typedef struct pk_mulp {
-    size_t i;                   /* pieces of the current product done */
-    size_t max_limbs;           /* largest operand of any piece so far (statistics, tests) */
-    struct pk_kmul *km;         /* Karatsuba state for balanced products, allocated when first needed */
+struct pk_karatsuba;
+typedef struct pk_bmul {
+    size_t i;                   /* stints of the current product done */
+    size_t max_limbs;           /* largest operand of any stint so far (statistics, tests) */
+    struct pk_karatsuba *km;         /* Karatsuba state for balanced products, allocated when first needed */
     int km_ready;
     mpz_t xv, yv;               /* read-only views of the operands' magnitudes (Karatsuba) */
-} pk_mulp;
+} pk_bmul;
 
-/* rop = x·y, one piece per call; 1 when rop holds the product. Operands of
-   similar sizes larger than cap go by Karatsuba over pieces (pk_kmul), others
+/* rop = x·y, one stint per call; 1 when rop holds the product. Operands of
+   similar sizes larger than cap go by Karatsuba over stints (pk_karatsuba), others
    as products of cap-limb slices. rop must be distinct from x, y and tmp, and
    untouched between calls; x and y must not change. */
-int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *st, mpz_t tmp);
-/* Free what a pk_mulp allocated (it may be reused afterwards). */
-void pk_mulp_clear(pk_mulp *st);
+int pk_bmul_stint(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_bmul *st, mpz_t tmp);
+/* Free what a pk_bmul allocated (it may be reused afterwards). */
+void pk_bmul_clear(pk_bmul *st);
 
-/* x·y by Karatsuba over pieces of at most cap limbs (pieces.c); out must be
+/* x·y by Karatsuba over stints of at most cap limbs (bounded.c); out must be
    distinct from x and y, which stay unchanged until the product is done. */
-#define PK_KMUL_DEPTH 24u
-typedef struct pk_kframe {
+#define PK_KARATSUBA_DEPTH 24u
+typedef struct pk_karatsuba_frame {
     mpz_ptr out;
     mpz_srcptr x, y;
     mpz_t x0, x1, y0, y1;       /* read-only views of x and y */
     mpz_t sx, sy, z0, z1, z2;
     size_t h;
     int phase;
-} pk_kframe;
+} pk_karatsuba_frame;
 
-typedef struct pk_kmul {
-    pk_kframe fr[PK_KMUL_DEPTH];
+typedef struct pk_karatsuba {
+    pk_karatsuba_frame fr[PK_KARATSUBA_DEPTH];
     unsigned depth;
     size_t cap;
-    size_t max_limbs;           /* largest operand of any piece so far (statistics, tests) */
-} pk_kmul;
+    size_t max_limbs;           /* largest operand of any stint so far (statistics, tests) */
+} pk_karatsuba;
 
-void pk_kmul_init(pk_kmul *k);
-void pk_kmul_clear(pk_kmul *k);
-void pk_kmul_start(pk_kmul *k, mpz_t out, const mpz_t x, const mpz_t y, size_t cap);
-/* One piece; 1 when out = x·y. */
-int pk_kmul_piece(pk_kmul *k);
+void pk_karatsuba_init(pk_karatsuba *k);
+void pk_karatsuba_clear(pk_karatsuba *k);
+void pk_karatsuba_start(pk_karatsuba *k, mpz_t out, const mpz_t x, const mpz_t y, size_t cap);
+/* One stint; 1 when out = x·y. */
+int pk_karatsuba_stint(pk_karatsuba *k);
 
 /* A modulus m with its Barrett reciprocal mu = floor(2^(n + cmax) / m), n =
    bits of m, cmax = min(n, 64·cap - 1) the largest Barrett block. */
@@ -198,22 +198,22 @@ typedef struct pk_modulus {
     size_t ks[64];
     unsigned nk, ki;
     int phase;
-    pk_mulp mp;
+    pk_bmul mp;
     mpz_t r, t1, t2, tmp;
 } pk_modulus;
 
 void pk_modulus_init(pk_modulus *md);
 void pk_modulus_clear(pk_modulus *md);
 void pk_modulus_set(pk_modulus *md, const mpz_t m, size_t cap);
-/* One piece of computing mu; 1 when ready. */
-int pk_modulus_piece(pk_modulus *md);
+/* One stint of computing mu; 1 when ready. */
+int pk_modulus_stint(pk_modulus *md);
 
 /* x mod m from the top, in blocks of up to cmax bits (Barrett with mu). */
 typedef struct pk_reduce {
     size_t pos;                 /* low bits of x not yet taken */
     size_t c;                   /* the current block's bits */
     int phase;
-    pk_mulp mp;
+    pk_bmul mp;
     mpz_t r;                    /* the remainder so far; the result when done */
     mpz_t x, q, t, mu_c;
 } pk_reduce;
@@ -222,26 +222,26 @@ void pk_reduce_init(pk_reduce *rd);
 void pk_reduce_clear(pk_reduce *rd);
 /* Start reducing x (>= 0); md must be ready. */
 void pk_reduce_start(pk_reduce *rd, const mpz_t x, const pk_modulus *md);
-/* One piece; 1 when rd->r = x mod m. x must be the same number every call. */
-int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp);
+/* One stint; 1 when rd->r = x mod m. x must be the same number every call. */
+int pk_reduce_stint(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp);
 
 /* x modulo m up to a multiple, by folding with F = 2^split mod m, one
-   product per c bits (pieces.c): r ends congruent to x and below about
+   product per c bits (bounded.c): r ends congruent to x and below about
    2^(split + 1). x must be the same number every call. */
 typedef struct pk_fold {
     size_t pos;                 /* low bits of x not yet taken, a multiple of c */
     int phase;
-    pk_mulp mp;
+    pk_bmul mp;
     mpz_t r, hi, t;
 } pk_fold;
 
 void pk_fold_init(pk_fold *fd);
 void pk_fold_clear(pk_fold *fd);
 void pk_fold_start(pk_fold *fd, const mpz_t x, size_t split, size_t c);
-/* One piece; 1 when fd->r is done. */
-int pk_fold_piece(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp);
+/* One stint; 1 when fd->r is done. */
+int pk_fold_stint(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp);
 
-/* A gcd in pieces: a half-gcd recursion on an explicit stack of frames. */
+/* A gcd in stints: a half-gcd recursion on an explicit stack of frames. */
 typedef struct pk_gcd_frame {
     mpz_t a, b;                 /* the pair, a >= b >= 0 */
     mpz_t m[4];                 /* (start pair) = M·(a, b): m00 m01 m10 m11; not at the root */
@@ -258,17 +258,17 @@ typedef struct pk_gcd {
     pk_gcd_frame *fr;
     unsigned depth, nfr;
     size_t cap;
-    pk_mulp mp;
+    pk_bmul mp;
     mpz_t tmp;
-    uint64_t pieces;            /* pieces done, ever (statistics, tests) */
+    uint64_t stints;            /* stints done, ever (statistics, tests) */
 } pk_gcd;
 
 void pk_gcd_init(pk_gcd *g);
 void pk_gcd_clear(pk_gcd *g);
 int pk_gcd_start(pk_gcd *g, const mpz_t a, const mpz_t b, size_t cap);
-/* Pieces until done (1, the gcd in out) or until poll returns nonzero
+/* Stints until done (1, the gcd in out) or until poll returns nonzero
    (0; call again to continue). PK_E_NOMEM when memory runs out. poll may be
-   NULL; it is called before every piece. */
+   NULL; it is called before every stint. */
 int pk_gcd_run(pk_gcd *g, mpz_t out, pk_poll_fn poll, void *ctx);
 
 /* ------------------------------------------------------------ job */
@@ -280,7 +280,7 @@ typedef struct pk_factor {
 } pk_factor;
 
 struct pk_pipe;                 /* the stages after trial division (job/pipeline.c) */
-struct pk_window_check;                /* trial division's window check (trial/trial.h) */
+struct pk_window_check;         /* trial division's window check (trial/trial.h) */
 struct pk_window_stack;
 
 struct pk_job {
@@ -316,9 +316,9 @@ struct pk_job {
     uint64_t work_limit;
     struct pk_pipe *pipe;       /* NULL until trial division of a complete job ends */
 
+    uint64_t revision;          /* bumped by every step */
     /* The last checkpoint text, reused while the job has not changed
        (a 10-million-digit checkpoint costs seconds to render). */
-    uint64_t revision;          /* bumped by every step */
     char *ckpt_text;
     size_t ckpt_len;
     uint64_t ckpt_revision;     /* the revision ckpt_text was rendered at */
@@ -330,16 +330,15 @@ struct pk_job {
     uint64_t win_pos, win_tested, win_work, win_bits;
     unsigned win_depth;
     struct pk_window_stack *ws; /* allocated on the first window */
-    struct pk_window_check *wc;        /* the window check in progress; allocated on the first */
-    /* A segment product being built in pieces: the primes of [rp_lo, rp_hi)
+    struct pk_window_check *wc; /* the window check in progress; allocated on the first */
+    /* A segment product being built in stints: the primes of [rp_lo, rp_hi)
        packed into rp_words words of tree[], paired level by level. */
     int rp_active;
     uint64_t rp_lo, rp_hi;
     long rp_count;
     size_t rp_words;
-    /* Polls of the interrupt flag between pieces of window work; tests set
-       poll_trap to have the flag raised at that poll (as another thread would). */
-    uint64_t polls, poll_trap;
+    /* Polls of the interrupt flag between stints of window work. */
+    uint64_t polls;
 
     /* GMP path scratch; rebuilt on demand, never part of the checkpoint. */
     pk_sieve sieve;
@@ -348,6 +347,13 @@ struct pk_job {
     uint64_t primes_lo, primes_hi; /* the segment primes[] came from */
     mpz_t *tree;                /* product/remainder tree storage */
     size_t tree_cap;
+
+#ifdef PK_TEST_HOOKS
+    /* Test builds only (bindings/c/Makefile builds the tests' kernel with
+       PK_TEST_HOOKS): pk_job_poll raises the interrupt flag at this poll, as
+       another thread would; 0 for none. */
+    uint64_t poll_trap;
+#endif
 };
 
 /* Copy options (NULL: defaults) into *out, validating them. */
@@ -364,8 +370,8 @@ void pk_job_refresh_bound(pk_job *job);
 int pk_job_add_factor(pk_job *job, const mpz_t p, uint64_t e);
 /* The same with a pk_certainty. */
 int pk_job_add_prime(pk_job *job, const mpz_t p, uint64_t e, int certainty);
-/* Poll the interrupt between pieces of work (counts polls; tests may set
-   poll_trap to raise the flag at a given poll). 1 when interrupted (consumed)
+/* Poll the interrupt between stints of work (counts polls; in test builds
+   poll_trap raises the flag at a given poll). 1 when interrupted (consumed)
    or concluding (see pk_job_stop_requested). */
 int pk_job_poll(pk_job *job);
 /* Divide every power of the proven prime d out of cof and record it. */

@@ -219,8 +219,8 @@ PK_API void pk_cache_destroy(pk_cache *cache);
  * cache  the cache; jobs may use it meanwhile.
  * path   the file; its directory must exist.
  * Returns PK_OK, PK_E_ARG, PK_E_NOMEM or PK_E_IO (nothing is changed at path
- * then). Takes as long as the multiplications (tens of milliseconds for the
- * primes below 10^7) and the write. Thread-safe.
+ * then). Takes as long as the multiplications of the products it writes and the
+ * write (docs/kernel.md has figures). Thread-safe.
  */
 PK_API int pk_cache_save(pk_cache *cache, const char *path);
 
@@ -310,7 +310,7 @@ PK_API void pk_job_destroy(pk_job *job);
  * path). budget 0 does no work. The stages of a complete job after trial
  * division count in the same currency: about one modular multiplication of a
  * word-size part per unit, and for ECM on an L-limb part L²·28 units per bit
- * of a stage-1 chunk's scalar (docs/kernel.md); a piece of them (an ECM
+ * of a stage-1 chunk's scalar (docs/kernel.md); a stint of them (an ECM
  * stage 2 is one) may overshoot the budget.
  *
  * Returns PK_MORE (budget spent, work remains), PK_DONE (finished; further
@@ -331,15 +331,15 @@ PK_API int pk_job_step(pk_job *job, uint64_t budget);
  * after a bounded amount of work, so how long it waits does not grow with
  * the range or the number of steps: every 65,536 candidates on the 64-bit
  * path and 32,768 on the 128-bit path; every group of ~2^17 limb operations
- * on the GMP word-product path; and before every piece of work on the GMP
- * window path (candidates of ~3,700 digits and more), where no piece
+ * on the GMP word-product path; and before every stint on the GMP
+ * window path (candidates of ~3,700 digits and more), where no stint
  * multiplies numbers of more than 16,384 limbs, fewer for shorter cofactors
  * (the few steps that still run in one call are listed in docs/kernel.md,
  * "Interrupt granularity"). On both GMP paths a sieve segment passes over
  * every sieve prime up to the square root of its divisors, so with divisors
  * far beyond 2^32 the wait grows with them. Complete jobs poll before every
- * piece of the later stages: a word-size split slice (at most 2^16 units),
- * a quadratic-sieve piece (at most 2^19 units), an ECM curve's set-up, a
+ * stint of the later stages: a word-size split stint (at most 2^14 units),
+ * a quadratic-sieve stint (at most 2^19 units), an ECM curve's set-up, a
  * chunk of its stage 1, or its stage 2 (one GMP-ECM call that cannot be
  * interrupted; it grows with B1 and the part's size). A step also polls
  * before any work, so a request already set returns at once. docs/kernel.md
@@ -625,8 +625,8 @@ PK_API int pk_job_limit(pk_job *job, uint64_t limit);
  * ECM curves, so that several threads or processes run the curves of one
  * composite part at once.
  *
- * job    a complete job (not done, not a share) whose next piece is an ECM
- *        piece: progress stage "ecm". It is not modified.
+ * job    a complete job (not done, not a share) whose next stint is an ECM
+ *        stint: progress stage "ecm". It is not modified.
  * index, count  0 <= index < count, count >= 2. The share runs curves
  *        c + index, c + index + count, c + index + 2·count, ... of the part
  *        (c: the job's current curve, which share 0 continues where the job

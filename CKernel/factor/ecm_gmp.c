@@ -450,7 +450,7 @@ static long stage1_chunk(pk_ecm *e, uint64_t to, uint64_t b1)
     return rc < 0 ? -1 : bits;
 }
 
-int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor)
+int pk_ecm_stint(pk_ecm *e, uint64_t *budget, mpz_t factor)
 {
     const pk_ecm_level *lv = &pk_ecm_levels[e->level];
     uint64_t l2 = limbs2(e);

@@ -57,10 +57,10 @@ void pk_ecm_clear(pk_ecm *e);
 void pk_ecm_start(pk_ecm *e, const mpz_t n);
 /* Levels whose expected curves are all done (0 .. PK_ECM_LEVELS). */
 unsigned pk_ecm_levels_done(const pk_ecm *e);
-/* One piece: set up a curve, a chunk of stage 1 (at most about *budget units),
-   or stage 2. Returns 1 with 1 < factor < n, 0 when the piece ended without
+/* One stint: set up a curve, a chunk of stage 1 (at most about *budget units),
+   or stage 2. Returns 1 with 1 < factor < n, 0 when the stint ended without
    one, or PK_E_NOMEM / PK_E_INTERNAL. *budget is reduced by the units used. */
-int pk_ecm_piece(pk_ecm *e, uint64_t *budget, mpz_t factor);
+int pk_ecm_stint(pk_ecm *e, uint64_t *budget, mpz_t factor);
 /* Fraction of the expected curves of levels 0..through done (monotone). */
 double pk_ecm_fraction(const pk_ecm *e, unsigned through);
 

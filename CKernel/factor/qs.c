@@ -880,11 +880,11 @@ static int try_dependency(pk_qs *q, size_t r, mpz_t factor)
 
 /* ------------------------------------------------------------------- run */
 
-static int piece(pk_qs *q, mpz_t factor)
+static int stint(pk_qs *q, mpz_t factor)
 {
     if (q->phase == QS_SIEVE) {
         if (mpz_sgn(q->a) == 0 || !mpz_cmp_ui(q->a, 1)) {
-            /* First piece: small cases and factor-base primes dividing n. */
+            /* First stint: small cases and factor-base primes dividing n. */
             if (mpz_even_p(q->n)) {
                 mpz_set_ui(factor, 2);
                 return 1;
@@ -923,7 +923,7 @@ static int piece(pk_qs *q, mpz_t factor)
             q->phase = QS_SQRT;
         return 0;
     }
-    /* QS_SQRT: one dependency per piece */
+    /* QS_SQRT: one dependency per stint */
     while (q->dep < q->rows && q->used[q->dep])
         q->dep++;
     if (q->dep >= q->rows) {
@@ -941,7 +941,7 @@ int pk_qs_run(pk_qs *q, uint64_t budget, mpz_t factor, uint64_t *used)
     uint64_t start = q->work;
     int rc = 0;
     while (rc == 0 && q->work - start < budget)
-        rc = piece(q, factor);
+        rc = stint(q, factor);
     *used = q->work - start;
     return rc;
 }

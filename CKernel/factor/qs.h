@@ -9,9 +9,9 @@
  * roots, one large prime per relation, Gaussian elimination over GF(2) on
  * 64-bit words, and square roots giving gcd factors.
  *
- * The work is done in pieces (one polynomial's sieve, a few columns of the
+ * The work is done in stints (one polynomial's sieve, a few columns of the
  * elimination, one square root), so a caller polls its interrupt between
- * pieces. Everything is deterministic: the same n gives the same
+ * stints. Everything is deterministic: the same n gives the same
  * parameters, polynomials and factor, however the budget is cut, so a
  * restart from the beginning ends with the identical answer (a checkpoint
  * records only that QS was started on a part). Allocation happens when the
@@ -44,10 +44,10 @@ typedef struct pk_qs pk_qs;
 pk_qs *pk_qs_new(const mpz_t n);
 void pk_qs_free(pk_qs *q);
 
-/* Do pieces of work until at least `budget` units are spent or the factor
-   is found (one unit is about half a nanosecond's work; one piece took at
+/* Do stints of work until at least `budget` units are spent or the factor
+   is found (one unit is about half a nanosecond's work; one stint took at
    most 0.5 ms up to 160 bits, 1.7 ms at 200 bits); a budget of 1 does one
-   piece.
+   stint.
    Returns 1 with 1 < factor < n dividing n, 0 when the budget is spent (call
    again to continue), -1 when memory runs out (the state is still valid),
    -2 when QS gave up (never expected: the square roots of every dependency

@@ -69,7 +69,7 @@ typedef struct pk_wrho {
 typedef struct pk_wsplit {
     pk_u128 n;
     uint64_t work;     /* units done (about one modular multiplication each) */
-    uint64_t credit;   /* budget given and not yet spent (work is done in whole pieces) */
+    uint64_t credit;   /* budget given and not yet spent (work is done in whole stints) */
     uint32_t method;   /* PK_WSPLIT_TRIAL, _RHO, _ECM */
     uint32_t tpos;     /* trial division: index of the next odd prime */
     pk_wrho rho;       /* n < 2^PK_WSPLIT_RHO_BITS */
@@ -85,7 +85,7 @@ void pk_wsplit_init(pk_wsplit *s, pk_u128 n);
    step budget), return 1 with a nontrivial factor (1 < *factor < n) when one is found, 0 when the budget is
    spent (call again to continue exactly where it stopped), never fails otherwise (switches method or curve
    internally as it sees fit). Deterministic: the same state and budget sequence give the same result.
-   Work is done in whole pieces of at most about 1,500 units; budget too small for the next piece is kept in the
+   Work is done in whole stints of at most about 1,500 units; budget too small for the next stint is kept in the
    state (credit) and spent by a later call, so the work done never exceeds the budgets given in total, and any
    split of the same total budget reaches the same state. */
 int pk_wsplit_run(pk_wsplit *s, uint64_t budget, pk_u128 *factor);

@@ -320,7 +320,7 @@ W PFX(ecm_baby)(const M *m, PFX(ecm) *e, const pk_word_ecm_level *L)
 }
 
 /*
- * Advance the curve(s) while *credit covers the next piece of work. Returns 1 with a factor in *factor, 0
+ * Advance the curve(s) while *credit covers the next stint. Returns 1 with a factor in *factor, 0
  * when the credit is spent. Unit costs: about one modular multiplication each.
  */
 int PFX(ecm_run)(const M *m, PFX(ecm) *e, unsigned nbits, uint64_t *credit, uint64_t *work, W *factor)

@@ -27,14 +27,14 @@ extern PK_WORD_TABLE_CONST pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVE
 /* Curves run at a row before the schedule moves to the next one. */
 #define PK_WORD_ECM_CURVES_PER_LEVEL 64u
 
-/* Work units charged for whole pieces (about one modular multiplication each). */
+/* Work units charged for whole stints (about one modular multiplication each). */
 #define PK_WORD_COST_CURVE 400u
 #define PK_WORD_COST_BABY 800u
 #define PK_WORD_COST_GCD 100u
 
-/* Charge a piece of `cost` units to a run's budget: when *credit covers it,
+/* Charge a stint of `cost` units to a run's budget: when *credit covers it,
    take it from *credit, add it to *work and return 1; otherwise change
-   nothing and return 0 (the piece waits for a later budget). Every leg of
+   nothing and return 0 (the stint waits for a later budget). Every leg of
    the splitters (trial, power, rho, ECM) pays through this. */
 static inline int pk_word_charge(uint64_t *credit, uint64_t *work, uint64_t cost)
 {

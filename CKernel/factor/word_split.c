@@ -2,7 +2,7 @@
  * word_split.c — the resumable splitter for composites below 2^128
  * (pk_wsplit_*): trial division by the primes below 2^10, a perfect-power
  * check, then Pollard-Brent rho below 2^PK_WSPLIT_RHO_BITS and ECM above,
- * all in budgeted pieces, and the state's one-line text form.
+ * all in budgeted stints, and the state's one-line text form.
  *
  * Text form (lowercase hexadecimal numbers, no leading zeros, one space
  * between fields):

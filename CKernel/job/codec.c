@@ -1,5 +1,5 @@
 /*
- * job/codec.c — the checkpoint text codec's shared pieces (see codec.h).
+ * job/codec.c — the checkpoint text codec's shared parts (see codec.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * job/codec.h — pieces of the checkpoint text codec shared by the job's
+ * job/codec.h — parts of the checkpoint text codec shared by the job's
  * units (checkpoint.c writes and reads the job's core, job/pipeline.c and the
  * splitters their own lines): a growing output buffer and a line reader.
  */

@@ -56,8 +56,10 @@ int pk_job_stop_requested(pk_job *job)
 int pk_job_poll(pk_job *job)
 {
     job->polls++;
+#ifdef PK_TEST_HOOKS
     if (job->poll_trap && job->polls == job->poll_trap)
         atomic_store_explicit(&job->interrupt, 1, memory_order_release); /* as pk_job_interrupt */
+#endif
     return pk_job_stop_requested(job);
 }
 

@@ -9,7 +9,7 @@
  *     by pk_word_factor64, every prime proven;
  *   - a perfect power m^k becomes m with its exponent multiplied by k;
  *   - BPSW: proven prime below 2^64, probable prime above: a listed factor;
- *   - otherwise it is composite and gets split, in pieces: up to 128 bits by
+ *   - otherwise it is composite and gets split, in stints: up to 128 bits by
  *     the word-size splitter (pk_wsplit_*), above by ECM (factor/ecm_gmp.c);
  *     from PK_QS_MIN_BITS to PK_QS_MAX_BITS the quadratic sieve (factor/qs.c)
  *     takes over after a short pass of either (small factors first).
@@ -24,9 +24,9 @@
  * cheap examination (word-size factoring below 2^64, perfect power, BPSW),
  * a part being split is left as it stands.
  *
- * Every piece of work is bounded (a word-size split slice, an ECM curve set
+ * Every stint is bounded (a word-size split stint, an ECM curve set
  * up, a chunk of stage 1, a stage 2) and the interrupt flag is polled before
- * each; every piece boundary is a resume point, and the checkpoint records
+ * each; every stint boundary is a resume point, and the checkpoint records
  * the parts and the current split's state.
  */
 #include <stdlib.h>
@@ -38,9 +38,9 @@
 #include "factor/qs.h"
 #include "factor/word.h"
 
-/* Units of one word-size split slice: about 0.3 ms at 128 bits (2^16 units
+/* Units of one word-size split stint: about 0.3 ms at 128 bits (2^16 units
    took up to 1.4 ms of CPU, measured with pk-bench's split-latency row). */
-#define PK_WORD_SLICE (UINT64_C(1) << 14)
+#define PK_WORD_STINT (UINT64_C(1) << 14)
 /* The quadratic sieve takes parts of PK_QS_MIN_BITS to PK_QS_MAX_BITS bits
    (factor/qs.h) after the word-size pass (pk_qs_word_pass) or, above 128
    bits, after ECM through the level that targets factors of
@@ -58,9 +58,9 @@
 #define PK_QS_ECM_NEXT_FROM 54
 #define PK_QS_ECM_NEXT_SLOPE 48
 #define PK_QS_ECM_NEXT_MAX 4
-/* QS units between polls: about 0.25 ms, plus the piece that crosses it (a
-   piece took at most 0.5 ms up to 160 bits). */
-#define PK_QS_SLICE (UINT64_C(1) << 19)
+/* QS units between polls: about 0.25 ms, plus the stint that crosses it (a
+   stint took at most 0.5 ms up to 160 bits). */
+#define PK_QS_POLL_UNITS (UINT64_C(1) << 19)
 /* Percent of a complete job's progress given to trial division. */
 #define PK_TRIAL_SHARE 10.0
 
@@ -478,8 +478,8 @@ static int start_qs(struct pk_pipe *p, size_t i)
     return PK_OK;
 }
 
-/* One piece of splitting part i. */
-static int split_piece(pk_job *job, size_t i, uint64_t *budget)
+/* One stint of splitting part i. */
+static int split_stint(pk_job *job, size_t i, uint64_t *budget)
 {
     struct pk_pipe *p = job->pipe;
     pk_part *pt = &p->parts[i];
@@ -498,10 +498,10 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
     mpz_t f;
     mpz_init(f);
     if (p->split == PK_METHOD_WORD) {
-        uint64_t slice = *budget < PK_WORD_SLICE ? *budget : PK_WORD_SLICE;
+        uint64_t stint = *budget < PK_WORD_STINT ? *budget : PK_WORD_STINT;
         uint64_t w0 = pk_wsplit_work(&p->ws);
         pk_u128 g = 0;
-        found = pk_wsplit_run(&p->ws, slice ? slice : 1, &g);
+        found = pk_wsplit_run(&p->ws, stint ? stint : 1, &g);
         used = pk_wsplit_work(&p->ws) - w0;
         *budget = *budget > used ? *budget - used : 0;
         if (found) {
@@ -510,8 +510,8 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
             mpz_add_ui(f, f, (unsigned long)g);
         }
     } else if (p->split == PK_METHOD_QS) {
-        /* Whole pieces (a polynomial, some columns, a square root) to the slice. */
-        found = pk_qs_run(p->qs, *budget < PK_QS_SLICE ? (*budget ? *budget : 1) : PK_QS_SLICE, f, &used);
+        /* Whole stints (a polynomial, some columns, a square root) up to PK_QS_POLL_UNITS. */
+        found = pk_qs_run(p->qs, *budget < PK_QS_POLL_UNITS ? (*budget ? *budget : 1) : PK_QS_POLL_UNITS, f, &used);
         *budget = *budget > used ? *budget - used : 0;
         if (found == -1)
             found = PK_E_NOMEM;
@@ -520,7 +520,7 @@ static int split_piece(pk_job *job, size_t i, uint64_t *budget)
     } else
     {
         uint64_t w0 = p->ecm.work;
-        found = pk_ecm_piece(&p->ecm, budget, f);
+        found = pk_ecm_stint(&p->ecm, budget, f);
         used = p->ecm.work - w0;
     }
     p->work += used;
@@ -584,15 +584,15 @@ int pk_pipe_share_info(const pk_job *job, uint64_t *index, uint64_t *count, int 
     return PK_OK;
 }
 
-/* One ECM piece of a share; a factor found is kept, not split on. */
-static int share_piece(pk_job *job, uint64_t *budget)
+/* One ECM stint of a share; a factor found is kept, not split on. */
+static int share_stint(pk_job *job, uint64_t *budget)
 {
     struct pk_pipe *p = job->pipe;
     pk_part *pt = &p->parts[current(p)];
     mpz_t f;
     mpz_init(f);
     uint64_t w0 = p->ecm.work;
-    int found = pk_ecm_piece(&p->ecm, budget, f);
+    int found = pk_ecm_stint(&p->ecm, budget, f);
     uint64_t used = p->ecm.work - w0;
     p->work += used;
     pt->work += used;
@@ -620,7 +620,7 @@ static int share_step(pk_job *job, uint64_t *budget)
             return PK_PATH_CONTINUE;
         if (*budget == 0)
             return PK_PATH_BUDGET;
-        int rc = share_piece(job, budget);
+        int rc = share_stint(job, budget);
         if (rc < 0)
             return rc;
         double pc = pk_pipe_percent(job);
@@ -638,7 +638,7 @@ int pk_pipe_share(pk_job *job, uint64_t index, uint64_t count)
     size_t i = current(p);
     if (i == p->count || p->parts[i].status != PK_PART_SPLIT || p->split != PK_METHOD_ECM || limit_reached(job) ||
         p->ecm.curves >= ecm_end_curves(job, i) || p->ecm.stride > 1)
-        return PK_E_OPTIONS; /* no ECM piece is due */
+        return PK_E_OPTIONS; /* no ECM stint is due */
     p->share_index = index;
     p->share_count = count;
     p->share_base_curve = p->ecm.curve;
@@ -797,7 +797,7 @@ int pk_pipe_step(pk_job *job, uint64_t *budget)
         } else {
             if (*budget == 0)
                 return PK_PATH_BUDGET;
-            rc = split_piece(job, i, budget);
+            rc = split_stint(job, i, budget);
         }
         if (rc < 0)
             return rc;

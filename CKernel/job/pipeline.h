@@ -52,7 +52,7 @@ int pk_pipe_check(pk_job *job);
    itself not done) when it finds a factor, when the curves one job would
    run on the part are done, when its part of the work limit is spent, or
    when concluded. */
-/* Make the copy `job` share index of count; PK_E_OPTIONS when no ECM piece is due. */
+/* Make the copy `job` share index of count; PK_E_OPTIONS when no ECM stint is due. */
 int pk_pipe_share(pk_job *job, uint64_t index, uint64_t count);
 int pk_pipe_is_share(const pk_job *job);
 int pk_pipe_share_over(const pk_job *job);

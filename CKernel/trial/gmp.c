@@ -23,11 +23,11 @@
  * which is quick because g is small. The cofactor is read a handful of times per window
  * instead of once per word of primes.
  *
- * All window work runs in pieces (pieces.c) with a poll of the interrupt flag
+ * All window work runs in stints (bounded.c) with a poll of the interrupt flag
  * before each: a level of a segment's product tree, a pairing product, and in
  * the window check the cofactor's reciprocal and folding constant, each
  * node's folding and Barrett blocks, its product with the residue so far, and
- * the gcd's steps. No piece multiplies operands above piece_limbs() limbs.
+ * the gcd's steps. No stint multiplies operands above cap_limbs() limbs.
  *
  * Resume points: every segment boundary. In memory the window's nodes, a
  * segment product and a window check under way stay on the job and continue
@@ -49,15 +49,15 @@
    units are scaled so that a unit costs about the same time on both. */
 #define PK_WINDOW_UNIT_DIVISOR 8u
 /* Operands of the multiplications of window work, in limbs: 4/5 of the
-   cofactor's size, clamped to [PK_PIECE_MIN_LIMBS, PK_PIECE_MAX_LIMBS]
+   cofactor's size, clamped to [PK_CAP_MIN_LIMBS, PK_CAP_MAX_LIMBS]
    (docs/kernel.md has the measurements). */
-#define PK_PIECE_NUM 4u
-#define PK_PIECE_DEN 5u
-#define PK_PIECE_MIN_LIMBS 4096u
-#define PK_PIECE_MAX_LIMBS 16384u
-/* With a cache, nodes larger than a piece are paired (by Karatsuba over
-   pieces) up to operands of PK_PAIR_PIECES pieces and PK_PAIR_MAX_LIMBS. */
-#define PK_PAIR_PIECES 6u
+#define PK_CAP_NUM 4u
+#define PK_CAP_DEN 5u
+#define PK_CAP_MIN_LIMBS 4096u
+#define PK_CAP_MAX_LIMBS 16384u
+/* With a cache, nodes larger than a stint are paired (by Karatsuba over
+   stints) up to operands of PK_PAIR_CAPS stints and PK_PAIR_MAX_LIMBS. */
+#define PK_PAIR_CAPS 6u
 #define PK_PAIR_MAX_LIMBS 32768u
 
 static void free_window_check(pk_job *job);
@@ -120,7 +120,7 @@ static uint64_t segment_end(const pk_job *job, uint64_t lo)
     return end > job->eff_bound ? job->eff_bound + 1 : end;
 }
 
-/* Poll between pieces: consumes the interrupt like every other path. */
+/* Poll between stints: consumes the interrupt like every other path. */
 static int window_poll(void *ctx)
 {
     return pk_job_poll(ctx);
@@ -256,15 +256,15 @@ static int word_products(pk_job *job, uint64_t *budget)
 
 /* ---------------------------------------------------------------- windows */
 
-/* Limbs per multiplication piece of window work on a cofactor of `limbs`
-   limbs: the largest piece sets the interrupt latency (about 0.65 ms at
-   100,000 digits, 2.5 ms at 16,384 limbs), smaller pieces cost throughput. */
-static size_t piece_limbs(size_t limbs)
+/* Limbs per multiplication stint of window work on a cofactor of `limbs`
+   limbs: the largest stint sets the interrupt latency (about 0.65 ms at
+   100,000 digits, 2.5 ms at 16,384 limbs), smaller stints cost throughput. */
+static size_t cap_limbs(size_t limbs)
 {
-    size_t cap = (limbs * PK_PIECE_NUM) / PK_PIECE_DEN;
-    if (cap > PK_PIECE_MAX_LIMBS)
-        cap = PK_PIECE_MAX_LIMBS;
-    return cap < PK_PIECE_MIN_LIMBS ? PK_PIECE_MIN_LIMBS : cap;
+    size_t cap = (limbs * PK_CAP_NUM) / PK_CAP_DEN;
+    if (cap > PK_CAP_MAX_LIMBS)
+        cap = PK_CAP_MAX_LIMBS;
+    return cap < PK_CAP_MIN_LIMBS ? PK_CAP_MIN_LIMBS : cap;
 }
 
 static int ensure_tree(pk_job *job, size_t n)
@@ -340,16 +340,16 @@ static void paired(pk_job *job)
     pk_cache_put(job->cache, l + 1, i >> 1, job->ws->node[top - 1], job->ws->count[top - 1]);
 }
 
-/* One piece of pairing the top node with its left sibling, when the two make
+/* One stint of pairing the top node with its left sibling, when the two make
    an aligned node one level up (offered to the cache). Nodes of at most cap
-   limbs are multiplied at once; larger ones, up to PK_PAIR_PIECES times cap
+   limbs are multiplied at once; larger ones, up to PK_PAIR_CAPS times cap
    (and PK_PAIR_MAX_LIMBS), only when a cache will keep the product for later
-   jobs, by Karatsuba over pieces. Returns 1 when it did a piece. */
+   jobs, by Karatsuba over stints. Returns 1 when it did a stint. */
 static int pair_top(pk_job *job, size_t cap)
 {
     pk_window_check *wc = job->wc;
     if (wc->pairing) {
-        if (pk_kmul_piece(&wc->km)) {
+        if (pk_karatsuba_stint(&wc->km)) {
             mpz_swap(job->ws->node[job->win_depth - 2], wc->pz);
             wc->pairing = 0;
             paired(job);
@@ -369,10 +369,10 @@ static int pair_top(pk_job *job, size_t cap)
         paired(job);
         return 1;
     }
-    size_t most = PK_PAIR_PIECES * cap < PK_PAIR_MAX_LIMBS ? PK_PAIR_PIECES * cap : PK_PAIR_MAX_LIMBS;
+    size_t most = PK_PAIR_CAPS * cap < PK_PAIR_MAX_LIMBS ? PK_PAIR_CAPS * cap : PK_PAIR_MAX_LIMBS;
     if (!job->cache || a > most || b > most)
         return 0;
-    pk_kmul_start(&wc->km, wc->pz, job->ws->node[top - 1], job->ws->node[top], cap);
+    pk_karatsuba_start(&wc->km, wc->pz, job->ws->node[top - 1], job->ws->node[top], cap);
     wc->pairing = 1;
     return 1;
 }
@@ -440,7 +440,7 @@ static int ensure_window_check(pk_job *job)
     pk_fold_init(&wc->fd);
     mpz_init(wc->F);
     pk_gcd_init(&wc->gcd);
-    pk_kmul_init(&wc->km);
+    pk_karatsuba_init(&wc->km);
     mpz_init(wc->pz);
     job->wc = wc;
     return PK_OK;
@@ -455,23 +455,23 @@ static void free_window_check(pk_job *job)
     mpz_clear(wc->y);
     mpz_clear(wc->tmp);
     mpz_clear(wc->g);
-    pk_mulp_clear(&wc->mp);
+    pk_bmul_clear(&wc->mp);
     pk_modulus_clear(&wc->md);
     pk_reduce_clear(&wc->rd);
     pk_fold_clear(&wc->fd);
     mpz_clear(wc->F);
     pk_gcd_clear(&wc->gcd);
-    pk_kmul_clear(&wc->km);
+    pk_karatsuba_clear(&wc->km);
     mpz_clear(wc->pz);
     free(wc);
     job->wc = NULL;
 }
 
-/* One piece of folding the top node x of the window into acc: x is folded
+/* One stint of folding the top node x of the window into acc: x is folded
    down to about split bits and finished by Barrett, then (after the first
    node) multiplied by acc and the product reduced the same way. Returns 1
    when the node is folded (and popped). */
-static int fold_piece(pk_job *job)
+static int fold_stint(pk_job *job)
 {
     pk_window_check *wc = job->wc;
     mpz_srcptr x = job->ws->node[job->win_depth - 1];
@@ -481,13 +481,13 @@ static int fold_piece(pk_job *job)
         wc->fold_phase = 1;
         /* fall through */
     case 1: /* fd.r = x folded */
-        if (!pk_fold_piece(&wc->fd, x, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
+        if (!pk_fold_stint(&wc->fd, x, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
             return 0;
         pk_reduce_start(&wc->rd, wc->fd.r, &wc->md);
         wc->fold_phase = 2;
         return 0;
     case 2: /* rd.r = x mod cof */
-        if (!pk_reduce_piece(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
+        if (!pk_reduce_stint(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
             return 0;
         if (!wc->acc_set) {
             mpz_swap(wc->acc, wc->rd.r);
@@ -497,19 +497,19 @@ static int fold_piece(pk_job *job)
         wc->fold_phase = 3;
         return 0;
     case 3: /* y = acc·(x mod cof) */
-        if (!pk_mul_piece(wc->y, wc->acc, wc->rd.r, wc->cap, &wc->mp, wc->tmp))
+        if (!pk_bmul_stint(wc->y, wc->acc, wc->rd.r, wc->cap, &wc->mp, wc->tmp))
             return 0;
         pk_fold_start(&wc->fd, wc->y, wc->split, wc->fc);
         wc->fold_phase = 4;
         return 0;
     case 4:
-        if (!pk_fold_piece(&wc->fd, wc->y, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
+        if (!pk_fold_stint(&wc->fd, wc->y, wc->F, wc->split, wc->fc, wc->cap, wc->tmp))
             return 0;
         pk_reduce_start(&wc->rd, wc->fd.r, &wc->md);
         wc->fold_phase = 5;
         return 0;
     case 5: /* acc = y mod cof */
-        if (!pk_reduce_piece(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
+        if (!pk_reduce_stint(&wc->rd, wc->fd.r, &wc->md, wc->tmp))
             return 0;
         mpz_swap(wc->acc, wc->rd.r);
         break;
@@ -528,32 +528,32 @@ int pk_tdgmp_check_window(pk_job *job)
     pk_window_check *wc = job->wc;
     if (wc->stage == PK_CHECK_NONE) {
         wc->pairing = 0; /* a pairing not finished is dropped: the nodes are intact */
-        wc->cap = piece_limbs(mpz_size(job->cof));
+        wc->cap = cap_limbs(mpz_size(job->cof));
         wc->fold_phase = 0;
         wc->mp.i = 0;
         wc->stage = PK_CHECK_MODULUS;
         if (!wc->md.ready || !wc->f_ready || mpz_cmp(wc->md.m, job->cof) != 0) {
             pk_modulus_set(&wc->md, job->cof, wc->cap);
             wc->f_ready = 0;
-            /* Folding blocks as long as the cofactor (at least a piece): the
+            /* Folding blocks as long as the cofactor (at least a stint): the
                high part (at most fc + 2 bits) times F is then a balanced
-               product, which pk_mul_piece does by Karatsuba over pieces, about
-               a fifth cheaper per bit folded than slices of a piece. */
+               product, which pk_bmul_stint does by Karatsuba over stints, about
+               a fifth cheaper per bit folded than slices of a stint. */
             size_t fl_limbs = mpz_size(job->cof) > wc->cap ? mpz_size(job->cof) : wc->cap;
             wc->fc = 64 * fl_limbs - 64;
             wc->split = wc->md.n + 1 + wc->fc;
         }
     }
     /* The reciprocal of the cofactor (kept while the cofactor stays), then
-       every node folded into acc, then gcd(cof, acc): piece by piece, with
-       a poll before each piece. */
+       every node folded into acc, then gcd(cof, acc): stint by stint, with
+       a poll before each stint. */
     for (;;) {
         if (wc->stage == PK_CHECK_GCD)
             break;
         if (window_poll(job))
             return PK_PATH_INTERRUPT;
         if (wc->stage == PK_CHECK_MODULUS) {
-            if (pk_modulus_piece(&wc->md)) {
+            if (pk_modulus_stint(&wc->md)) {
                 if (wc->f_ready) {
                     wc->stage = PK_CHECK_FOLD;
                 } else { /* F = 2^split mod cof, by Barrett */
@@ -564,13 +564,13 @@ int pk_tdgmp_check_window(pk_job *job)
                 }
             }
         } else if (wc->stage == PK_CHECK_CONSTANT) {
-            if (pk_reduce_piece(&wc->rd, wc->y, &wc->md, wc->tmp)) {
+            if (pk_reduce_stint(&wc->rd, wc->y, &wc->md, wc->tmp)) {
                 mpz_swap(wc->F, wc->rd.r);
                 wc->f_ready = 1;
                 wc->stage = PK_CHECK_FOLD;
             }
         } else if (job->win_depth > 0) {
-            fold_piece(job);
+            fold_stint(job);
         } else {
             if (!wc->acc_set) {
                 mpz_set_ui(wc->acc, 1);
@@ -661,7 +661,7 @@ static int windows(pk_job *job, uint64_t *budget)
 {
     size_t limbs = mpz_size(job->cof);
     uint64_t target = (uint64_t)limbs * 64 * PK_WINDOW_FACTOR;
-    size_t cap = piece_limbs(limbs);
+    size_t cap = cap_limbs(limbs);
     if (ensure_window_stack(job) != PK_OK || ensure_window_check(job) != PK_OK)
         return PK_E_NOMEM;
     if (!job->win_open) {
@@ -675,7 +675,7 @@ static int windows(pk_job *job, uint64_t *budget)
         if (window_poll(job))
             return PK_PATH_INTERRUPT;
         if (pair_top(job, cap))
-            continue; /* one piece per poll */
+            continue; /* one stint per poll */
         if (*budget == 0)
             return PK_PATH_BUDGET;
         uint64_t lo = job->win_pos, hi = segment_end(job, lo);

@@ -45,7 +45,7 @@ uint64_t pk_scan128_avx512(pk_u128 n, uint64_t turn_lo, uint64_t turn_hi);
    0 <= lo < 2^11. */
 void pk_n64_split(uint64_t n, double *hi, double *lo);
 
-/* n < 2^128 in three exact pieces, n = top_int * 2^76 + mid_int * 2^38 + low * 2^38:
+/* n < 2^128 in three exact terms, n = top_int * 2^76 + mid_int * 2^38 + low * 2^38:
    top_int = n >> 76 (below 2^52), mid_int = (n >> 38) mod 2^38, low = (n mod 2^38)
    / 2^38, and the scaled copies top = top_int / 2^38, mid = mid_int / 2^38. */
 #define PK_N128_SCALE 274877906944.0 /* 2^38 */
@@ -60,7 +60,7 @@ uint64_t pk_turn_divisor128(pk_u128 n, uint64_t t);
 
 /* ------------------------------------------------------------ paths */
 
-/* Window work in pieces (gmp.c): nodes paired, then the window check —
+/* Window work in stints (gmp.c): nodes paired, then the window check —
    the window's nodes folded one by one into a residue modulo the cofactor,
    then the gcd of the two. */
 enum {
@@ -74,9 +74,9 @@ typedef struct pk_window_check {
     int stage;                  /* PK_CHECK_* */
     int fold_phase;
     int acc_set;                /* acc holds the product of the nodes folded so far, mod cof */
-    size_t cap;                 /* limbs per multiplication piece */
+    size_t cap;                 /* limbs per multiplication stint */
     mpz_t acc, y, tmp, g;
-    pk_mulp mp;
+    pk_bmul mp;
     pk_modulus md;              /* the cofactor and its reciprocal, kept while cof is unchanged */
     mpz_t F;                    /* 2^split mod cof, for folding; ready with md when f_ready */
     size_t fc, split;           /* folding block bits, and split = bits of cof + 1 + fc */
@@ -84,10 +84,10 @@ typedef struct pk_window_check {
     pk_fold fd;
     pk_reduce rd;
     pk_gcd gcd;
-    /* Pairing two nodes larger than a piece (only with a cache, which keeps
-       the result): Karatsuba over pieces into pz. */
+    /* Pairing two nodes larger than a stint (only with a cache, which keeps
+       the result): Karatsuba over stints into pz. */
     int pairing;
-    pk_kmul km;
+    pk_karatsuba km;
     mpz_t pz;
 } pk_window_check;
 
@@ -104,9 +104,10 @@ int pk_td_word(pk_job *job, uint64_t *budget);
 int pk_tdgmp(pk_job *job, uint64_t *budget);
 void pk_tdgmp_release(pk_job *job);
 
-/* Close an open window: fold, gcd, split, divide out. PK_OK, a negative
-   error, or PK_PATH_INTERRUPT (interrupt consumed; the check continues from
-   where it stopped on the next call). */
+/* The window check of an open window: fold, gcd, split, divide out; the
+   window is closed when it ends. PK_OK, a negative error, or
+   PK_PATH_INTERRUPT (interrupt consumed; the check continues from where it
+   stopped on the next call). */
 int pk_tdgmp_check_window(pk_job *job);
 /* The open window's product modulo the cofactor. */
 void pk_tdgmp_window_residue(const pk_job *job, mpz_t out);

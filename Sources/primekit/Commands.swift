@@ -117,7 +117,7 @@ struct Factor: AsyncParsableCommand {
               N: 3 [cofactor C: composite, its factors are outside the divisor range tried]
               N: 3 [cofactor C: not classified, too long for a primality test]
 
-            With no numbers, reads whitespace-separated numbers from standard input (any size up to 10,000,000 \
+            With no numbers, reads whitespace-separated numbers from standard input (any size up to \(EngineSettings().maxDigits) \
             digits). An invalid number gets its own error line on standard error; the others are still answered and \
             the exit status is 1. A number that starts with "-" is taken as a (negative, so invalid) number; \
             "--" ends the options.

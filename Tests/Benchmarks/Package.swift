@@ -22,14 +22,14 @@ let package = Package(
         .package(name: "PrimeKit", path: "../.."),
     ],
     targets: [
-        // The job engine against OperationQueue, latencies, split jobs (docs/engine.md, "Benchmark").
+        // The job engine against OperationQueue, latencies, split jobs (docs/queue.md, "Benchmark").
         .executableTarget(
             name: "PrimeKitEngineBench",
             dependencies: [.product(name: "PrimeKit", package: "PrimeKit")],
             path: "engine",
             exclude: ["RESULTS.md"]
         ),
-        // The engine core with 0, 1 and 8 plugins, and the checkpoint store (docs/engine-core.md, "Benchmark").
+        // The engine core with 0, 1 and 8 plugins, and the checkpoint store (docs/engine.md, "Benchmark").
         .executableTarget(
             name: "PrimeKitEngineCoreBench",
             dependencies: [.product(name: "PrimeKit", package: "PrimeKit")],

@@ -10,6 +10,12 @@
 #ifndef PKT_H
 #define PKT_H
 
+/* The tests read and set job fields that only the tests' kernel has (see
+   bindings/c/Makefile): both must be built with the test hooks. */
+#ifndef PK_TEST_HOOKS
+#error "the kernel tests are built with -DPK_TEST_HOOKS, against a kernel built the same way"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <gmp.h>
@@ -63,6 +69,10 @@ void pkt_rng_for(pkt_rng *rng, const char *label);
 uint64_t pkt_rand(pkt_rng *rng);
 uint64_t pkt_rand_below(pkt_rng *rng, uint64_t n);          /* uniform in [0, n) */
 uint64_t pkt_rand_range(pkt_rng *rng, uint64_t lo, uint64_t hi); /* [lo, hi] */
+
+/* FNV-1a 64 of n bytes, the hash a checkpoint's checksum line holds; the
+   tests' own copy, so that they check the kernel's rather than reuse it. */
+uint64_t pkt_fnv1a64(const void *bytes, size_t n);
 void pkt_rand_bits(pkt_rng *rng, mpz_t out, unsigned bits); /* exactly `bits` bits */
 void pkt_rand_prime(pkt_rng *rng, mpz_t out, unsigned bits); /* a prime of exactly `bits` bits */
 uint64_t pkt_seed(void);
@@ -228,10 +238,10 @@ void pkt_u64(uint64_t v, char buf[24]);
     X(simd_paths_agree_on_random_inputs)                     \
     X(cache_shared_by_jobs_and_threads_changes_no_answer)   \
     X(cache_file_round_trips_and_damaged_files_are_refused) \
-    X(gcd_in_pieces_matches_mpz_gcd)                         \
-    X(barrett_reduction_and_products_in_pieces_match_gmp)    \
+    X(gcd_in_stints_matches_mpz_gcd)                         \
+    X(barrett_reduction_and_products_in_stints_match_gmp)    \
     X(interrupts_inside_window_work_resume_to_the_same_answer) \
-    X(window_check_is_cut_into_bounded_pieces)                \
+    X(window_check_is_cut_into_bounded_stints)                \
     X(sieve_set_up_far_from_zero_yields_to_budget_and_interrupts)               \
     X(complete_factorizations_match_known_answers)           \
     X(m137_factors_completely)                               \

@@ -528,13 +528,6 @@ void test_corrupted_checkpoints_are_rejected_never_crash(void)
 
 /* ------------------------------------------------------------ crafted text */
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Is this text sealed the way the documented format says? */
 static int sealed_as_documented(const char *t, size_t len)
 {
@@ -543,7 +536,7 @@ static int sealed_as_documented(const char *t, size_t len)
     while (last > 0 && t[last - 1] != '\n') last--;
     if (len - last != 26 || memcmp(t + last, "checksum ", 9) != 0) return 0;
     char want[17];
-    snprintf(want, sizeof want, "%016llx", (unsigned long long)fnv1a64(t, last));
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)pkt_fnv1a64(t, last));
     return memcmp(t + last + 9, want, 16) == 0;
 }
 
@@ -573,7 +566,7 @@ static char *edit(const char *t, size_t len, const char *key, const char *value,
         free(o);
         return NULL;
     }
-    ol += (size_t)snprintf(o + ol, cap - ol, "checksum %016llx\n", (unsigned long long)fnv1a64(o, ol));
+    ol += (size_t)snprintf(o + ol, cap - ol, "checksum %016llx\n", (unsigned long long)pkt_fnv1a64(o, ol));
     *out_len = ol;
     return o;
 }
@@ -601,7 +594,7 @@ static char *rebuild_factors(const char *t, size_t len, const char *factor_lines
         }
         p += ll;
     }
-    ol += (size_t)snprintf(o + ol, cap - ol, "checksum %016llx\n", (unsigned long long)fnv1a64(o, ol));
+    ol += (size_t)snprintf(o + ol, cap - ol, "checksum %016llx\n", (unsigned long long)pkt_fnv1a64(o, ol));
     *out_len = ol;
     return o;
 }

@@ -176,16 +176,6 @@ void test_m137_factors_completely(void)
 
 /* ------------------------------------------------------------ interrupts */
 
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 /* Rewrite the checksum line of t (len bytes, ends in the checksum line). */
 static void reseal(char *t, size_t len)
 {
@@ -195,7 +185,7 @@ static void reseal(char *t, size_t len)
     if (len - last != 9 + 16 + 1)
         return;
     char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv(t, last));
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)pkt_fnv1a64(t, last));
     memcpy(t + last + 9, hex, 16);
 }
 

@@ -479,13 +479,8 @@ static void reseal(char *t, size_t len)
         c = p + 1;
     if (!c || (size_t)(c - t) + 26 > len)
         return;
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (const char *p = t; p < c; p++) {
-        h ^= (unsigned char)*p;
-        h *= UINT64_C(1099511628211);
-    }
     char line[32];
-    snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)h);
+    snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pkt_fnv1a64(t, (size_t)(c - t)));
     memcpy(c, line, 26);
 }
 

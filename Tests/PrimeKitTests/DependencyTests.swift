@@ -1,15 +1,6 @@
 @testable import PrimeKit
 import Testing
 
-extension JobRequest {
-    /// A request whose job fails on its first slice (a test hook of the engine).
-    func failing(_ message: String = "injected failure") -> JobRequest {
-        var copy = self
-        copy.injectedFailure = PrimeKitError(code: .internalError, message: message)
-        return copy
-    }
-}
-
 @Suite(.timeLimit(.minutes(3))) struct DependencyTests {
     @Test func aDependentStartsOnlyAfterItsDependenciesSucceed() async throws {
         let queue = JobQueue.testing(workers: 2)
@@ -27,9 +18,9 @@ extension JobRequest {
     }
 
     @Test func failurePropagatesDownAThreeDeepChainWithTheCause() async throws {
-        let queue = JobQueue.testing(workers: 2)
+        let queue = JobQueue.testing(workers: 2) { $0.failureInjection = .failing(["600851475143": "boom"]) }
         let jobs = try queue.chain([
-            JobRequest.factor(Medium.semiprime).trialDivision().failing("boom"), .factor(Medium.semiprime).trialDivision(), .isPrime(1_000_003),
+            JobRequest.factor("600851475143").trialDivision(), .factor(Medium.semiprime).trialDivision(), .isPrime(1_000_003),
         ])
         await #expect(throws: PrimeKitError.self) { try await jobs[0].result }
         await #expect(throws: CancellationError.self) { try await jobs[2].result }
@@ -58,9 +49,9 @@ extension JobRequest {
     }
 
     @Test func aDiamondIsCancelledOnceWhenItsRootFails() async throws {
-        let queue = JobQueue.testing(workers: 2)
+        let queue = JobQueue.testing(workers: 2) { $0.failureInjection = .failing(["600851475143": "injected failure"]) }
         let failures = Recorder<JobFailure>()
-        let root = try queue.submit(.factor(Medium.semiprime).trialDivision().failing())
+        let root = try queue.submit(.factor("600851475143").trialDivision())
         let left = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(root))
         let right = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(root))
         let bottom = try queue.submit(.factor(Medium.semiprime).trialDivision().dependsOn(left, right))
@@ -89,12 +80,12 @@ extension JobRequest {
     }
 
     @Test func aDependencyOnAFinishedJobActsAtOnce() async throws {
-        let queue = JobQueue.testing(workers: 1)
+        let queue = JobQueue.testing(workers: 1) { $0.failureInjection = .failing(["1000039": "injected failure"]) }
         let done = try queue.submit(.isPrime(1_000_003))
         _ = try await done.result
         let after = try queue.submit(.isPrime(1_000_033).dependsOn(done))
         _ = try await after.result
-        let failed = try queue.submit(.isPrime(1_000_003).failing())
+        let failed = try queue.submit(.isPrime(1_000_039))
         _ = try? await failed.result
         let doomed = try queue.submit(.isPrime(1_000_033).dependsOn(failed))
         #expect(doomed.state == .cancelled)

@@ -3,7 +3,7 @@ import Testing
 @testable import PrimeKit
 
 /// One complete job in ECM on every worker: its curves run as shares (ordinary queue entries of the job), merged
-/// back into one job when a share finds a factor or all are over (docs/engine.md, "One big job on all cores").
+/// back into one job when a share finds a factor or all are over (docs/queue.md, "One big job on all cores").
 @Suite(.timeLimit(.minutes(5))) struct EcmShareTests {
     /// The job's pieces right now.
     private func pieceCount(_ job: Job) -> Int { job.core.withLock { $0.pieces.count } }

@@ -2,6 +2,14 @@ import Foundation
 import Logging
 @testable import PrimeKit
 
+extension FailureInjection {
+    /// Jobs whose candidate is a key fail on their first slice with an internal error carrying the value as its
+    /// message (the queue's test seam); every other job runs.
+    static func failing(_ messages: [String: String]) -> FailureInjection {
+        FailureInjection { job in messages[job.candidate].map { PrimeKitError(code: .internalError, message: $0) } }
+    }
+}
+
 /// A plugin that records what happens to it and lets tests await conditions on its events (no sleeps).
 final class Probe: Plugin, @unchecked Sendable {
     let name: String

@@ -24,7 +24,7 @@ import Testing
     /// A completion on the results stream says what the job's own handle says: result, candidate, state and kind,
     /// whether the answer is a small job's (kept as the kernel's eight-byte answer) or any other.
     @Test func completionsMatchTheJobsOwnAnswers() async throws {
-        let engine = await Engine.testing()
+        let engine = await Engine.testing { _, options in options.failureInjection = .failing(["91": "injected"]) }
         let probe = Probe("probe", streams: .results)
         engine.add(probe)
         let requests: [JobRequest] = [
@@ -33,10 +33,7 @@ import Testing
             .factor("170141183460469231731687303715884105727", bound: "100000"),
         ]
         var jobs = try requests.map { try engine.submit($0) }
-        let failing = JobRequest.isPrime(91)
-        var broken = failing
-        broken.injectedFailure = PrimeKitError(code: .internalError, message: "injected")
-        jobs.append(try engine.submit(broken))
+        jobs.append(try engine.submit(JobRequest.isPrime(91)))  // fails: the engine's test seam names it
         for job in jobs { _ = try? await job.result }
         await probe.wait { $0.count(of: .results) == jobs.count }
         let completions = Dictionary(uniqueKeysWithValues: probe.completions().map { ($0.jobID, $0) })
@@ -65,13 +62,13 @@ import Testing
     /// A plugin taking runs in `receive(contentsOf:)` sees exactly what one taking each event in `receive(_:)` sees,
     /// in the same order.
     @Test func pluginsTakingRunsSeeTheSameEventsInTheSameOrder() async throws {
-        let engine = await Engine.testing()
+        let engine = await Engine.testing { _, options in options.failureInjection = .failing(["2300": "injected"]) }
         let single = Probe("single")
         let runs = Probe("runs", inRuns: true)
         engine.add(single)
         engine.add(runs)
-        var requests = (0..<600).map { JobRequest.isPrime(UInt64(2_000 + $0)) }
-        requests[300].injectedFailure = PrimeKitError(code: .internalError, message: "injected")
+        let requests = (0..<600).map { JobRequest.isPrime(UInt64(2_000 + $0)) }
+        #expect(requests[300].candidate == "2300")  // fails: the engine's test seam names it
         let jobs = try engine.submit(contentsOf: requests)
         for job in jobs { _ = try? await job.result }
         engine.broadcast(tag: "test.end", data: 0, from: nil)
@@ -192,7 +189,7 @@ import Testing
     }
 
     @Test func eachPluginGetsExactlyTheStreamsItSubscribedTo() async throws {
-        let engine = await Engine.testing()
+        let engine = await Engine.testing { _, options in options.failureInjection = .failing(["91": "boom"]) }
         let everything = Probe("everything", streams: .all)
         let allButData = Probe("allButData", streams: .all.subtracting(.pluginData))
         let resultsOnly = Probe("resultsOnly", streams: .results)
@@ -203,7 +200,7 @@ import Testing
         await everything.wait { $0.count(of: .progress) >= 3 }
         job.cancel()
         _ = try? await job.result
-        _ = try? await engine.submit(JobRequest.isPrime(91).failing("boom")).result
+        _ = try? await engine.submit(JobRequest.isPrime(91)).result
         engine.broadcast(tag: "test.hello", data: 42, from: sender)
         engine.broadcast(tag: "test.last", data: 0, from: sender)
         for probe in [everything, allButData] {
@@ -569,14 +566,14 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct LoggingPluginTests {
     @Test func logsLevelsWithJobIDs() async throws {
         let capture = LogCapture()
-        let engine = await Engine.testing()
+        let engine = await Engine.testing { _, options in options.failureInjection = .failing(["91": "boom"]) }
         engine.add(LoggingPlugin(logger: capture.logger(), streams: .all))
         let ok = try engine.submit(.isPrime(1301081))
         _ = try await ok.result
         let long = try engine.submit(Slow.endless.splitting(false).progressInterval(.zero))
         await capture.wait { records in records.contains { $0.level == .trace && $0.metadata["job"] == "\(long.id)" } }
         long.cancel()
-        let bad = try engine.submit(JobRequest.isPrime(91).failing("boom"))
+        let bad = try engine.submit(JobRequest.isPrime(91))
         _ = try? await bad.result
         engine.broadcast(tag: "test.x", data: 1, from: nil)
         await capture.wait { records in

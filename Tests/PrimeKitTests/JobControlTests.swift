@@ -1,4 +1,4 @@
-import PrimeKit
+@testable import PrimeKit
 import Synchronization
 import PrimeKitTestSupport
 import Testing
@@ -217,9 +217,9 @@ import Testing
     @Test func waitingForTheEndSeesTheEndsCallbacksDone() async throws {
         // `wait(until:)` on a finished state, like `result`, returns after the job's callbacks have run: a caller
         // can count on what its callbacks recorded. Many jobs, so that a wrong order would show.
-        let queue = JobQueue.testing(workers: 2)
+        let queue = JobQueue.testing(workers: 2) { $0.failureInjection = .failing(["12": "injected failure"]) }
         for round in 0..<200 {
-            let job = try queue.submit(round % 2 == 0 ? .isPrime(UInt64(10_007 + round)) : .factor("12").failing())
+            let job = try queue.submit(round % 2 == 0 ? .isPrime(UInt64(10_007 + round)) : .factor("12"))
             let seen = Recorder<Bool>()
             job.onSuccess { _ in seen.append(true) }
             job.onFailure { _ in seen.append(false) }

@@ -34,6 +34,8 @@ public final class Engine: Sendable {
         public var logger = Logger(label: "primekit.engine", factory: { _ in SwiftLogNoOpLogHandler() })
         /// How long shutdown retries a plugin that refuses to stop before dropping it.
         public var stopTimeout: Duration = .seconds(2)
+        /// Test seam (internal): the queue's ``JobQueue/Configuration/failureInjection``.
+        var failureInjection: FailureInjection? = nil
 
         public init() {}
     }
@@ -82,6 +84,7 @@ public final class Engine: Sendable {
         configuration.sliceDuration = initial.sliceDuration
         configuration.maxDigits = initial.maxDigits
         configuration.bpswDigits = initial.bpswDigits
+        configuration.failureInjection = options.failureInjection
         queue = JobQueue(configuration: configuration)
         settings = SettingsNegotiator(initial)
         self.options = options

@@ -25,8 +25,6 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let mode: FactorMode
     /// A complete job's effort limits and running time; nil when it has no limit (most jobs).
     let effort: JobEffort?
-    /// Test hook: fail on the first slice with this error.
-    let injectedFailure: InjectedFailure?
     let core: Mutex<JobCore>
 
     /// The candidate, decimal.
@@ -34,11 +32,10 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList, mode: FactorMode = .trialDivision,
-         effort: JobEffort? = nil, injectedFailure: PrimeKitError? = nil, inIntake: Bool = false,
+         effort: JobEffort? = nil, inIntake: Bool = false,
          scheduler: Scheduler) {
         self.mode = mode
         self.effort = effort
-        self.injectedFailure = injectedFailure.map(InjectedFailure.init)
         self.pieceCount = Int32(pieces.count)
         self.id = id
         self.kind = kind
@@ -290,11 +287,9 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     }
 }
 
-/// A test hook's failure in a box: most jobs have none, and the box keeps that field to one word.
-final class InjectedFailure: Sendable {
-    let error: PrimeKitError
-
-    init(_ error: PrimeKitError) {
-        self.error = error
-    }
+/// A test seam, not API: the queue asks it before each slice whether the job fails with an error instead of
+/// running (``JobQueue/Configuration/failureInjection``, ``Engine/Options/failureInjection``). Only tests set one;
+/// jobs and requests carry nothing for it.
+struct FailureInjection: Sendable {
+    let error: @Sendable (Job) -> PrimeKitError?
 }

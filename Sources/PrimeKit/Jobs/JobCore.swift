@@ -72,8 +72,6 @@ final class JobCoreExtras: @unchecked Sendable {
 /// The mutable state of one job. Guarded by the job's mutex; changed only by the scheduler while it also holds the
 /// queue's mutex (so readers may take the job's mutex alone).
 struct JobCore: Sendable {
-    // The one-byte fields come last, where they share the words after `outcome`.
-
     var pieces: PieceList
     var cancelRequest: CancellationReason?
     var unmetDependencies = 0
@@ -81,6 +79,7 @@ struct JobCore: Sendable {
     /// allocated on first use and keep every job's footprint small.
     private var extras: JobCoreExtras?
     var outcome: JobOutcome?
+    // The one-byte fields come last, where they share the words after `outcome`.
     var state: JobState = .pending
     var priority: JobPriority
     var pauseRequest: PauseOrigin?

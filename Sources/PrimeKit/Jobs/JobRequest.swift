@@ -66,8 +66,6 @@ public struct JobRequest: Sendable {
         set { rangeEnds = newValue.map { RangeEnds(first: $0.first, last: $0.last) } }
     }
     private(set) var rangeEnds: RangeEnds?
-    /// Test hook: the job fails with this error on its first slice instead of running.
-    var injectedFailure: PrimeKitError?
 
     @usableFromInline
     init(kind: JobKind, candidate: String, from: String?, bound: String?) {

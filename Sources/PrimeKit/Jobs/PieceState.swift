@@ -22,7 +22,7 @@ struct PieceState: Sendable {
     var queued = false
     /// The piece's kernel job returned PK_DONE (an ECM share: it is over, or another share found a factor).
     var finished = false
-    /// The piece is a share of a complete job's ECM curves (docs/engine.md, "One big job on all cores").
+    /// The piece is a share of a complete job's ECM curves (docs/queue.md, "One big job on all cores").
     var ecmShare = false
 
     /// The piece's first divisor, or nil for the job's own (the kernel's default).

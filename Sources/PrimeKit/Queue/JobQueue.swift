@@ -41,6 +41,8 @@ public final class JobQueue: Sendable {
         public var maxDigits: Int = KernelLimits.defaults.maxDigits
         /// The longest remainder classified by BPSW, in digits; longer ones are "unknown".
         public var bpswDigits: Int = KernelLimits.defaults.bpswDigits
+        /// Test seam (internal): jobs it names fail instead of running.
+        var failureInjection: FailureInjection? = nil
 
         /// The defaults.
         public init() {}

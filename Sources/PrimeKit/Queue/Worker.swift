@@ -164,7 +164,7 @@ extension Scheduler {
                 // The reports are collected last first, so that popping them applies them in the batch's order.
                 for index in batch.indices.reversed() { reports.append(runSlice(batch[index])) }
             case .merge(let job, let kernels) where kernels.first?.shareInfo() != nil:
-                // ECM shares: one kernel job again, which goes on (docs/engine.md, "One big job on all cores").
+                // ECM shares: one kernel job again, which goes on (docs/queue.md, "One big job on all cores").
                 let result = Result { () throws(PrimeKitError) -> (KernelJob, KernelProgress, [PrimeFactor]) in
                     let merged = try KernelJob.mergeShares(kernels)
                     let progress = merged.progress()
@@ -194,7 +194,9 @@ extension Scheduler {
     /// Runs one slice of one piece, outside every lock.
     func runSlice(_ assignment: Assignment) -> SliceReport {
         let job = assignment.job
-        if let failure = job.injectedFailure { return .failed(job, piece: assignment.piece, failure.error) }
+        if let inject = configuration.failureInjection, let error = inject.error(job) {
+            return .failed(job, piece: assignment.piece, error)
+        }
         if let run = assignment.range?.run { return runRangeSlice(assignment, run) }
         let kernel: KernelJob
         var smallProgress = KernelProgress()
@@ -232,7 +234,7 @@ extension Scheduler {
                                 units: 0)
             }
         }
-        // A split job's pieces: what the others found lowers this one's limit (docs/engine.md, "One big job").
+        // A split job's pieces: what the others found lowers this one's limit (docs/queue.md, "One big job").
         assignment.range?.shared?.apply(to: kernel)
         // A complete job past its time limit (also one restored past it) stops splitting: its next steps finish
         // with the partial answer.
@@ -290,7 +292,7 @@ extension Scheduler {
     }
 
     /// One slice of one lane of a range job: one sieve step (at most one segment), its block handed over in order.
-    /// A lane that can do nothing waits for the consumer or for the head chunk (docs/engine.md, "Range jobs"); the
+    /// A lane that can do nothing waits for the consumer or for the head chunk (docs/queue.md, "Range jobs"); the
     /// scheduler ends the job once every lane has finished.
     func runRangeSlice(_ assignment: Assignment, _ run: RangeRun) -> SliceReport {
         let job = assignment.job

@@ -1,4 +1,4 @@
-// primekit-engine-core-bench — the Engine core's costs (docs/engine-core.md, "Benchmark"; results in
+// primekit-engine-core-bench — the Engine core's costs (docs/engine.md, "Benchmark"; results in
 // Tests/Benchmarks/engine-core/RESULTS.md):
 //   1. engine overhead on small jobs with 0, 1 and 8 plugins subscribed to every stream, against the bare queue;
 //   2. the checkpoint store's cost at a 200 ms interval with 1,000 paused jobs.

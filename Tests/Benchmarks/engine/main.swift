@@ -1,4 +1,4 @@
-// primekit-engine-bench — the job engine's benchmark (docs/engine.md, "Benchmark"; results in
+// primekit-engine-bench — the job engine's benchmark (docs/queue.md, "Benchmark"; results in
 // Tests/Benchmarks/engine/RESULTS.md).
 //
 //   make bench-engine ARGS="..."   (from the repository's root), or in Tests/Benchmarks:

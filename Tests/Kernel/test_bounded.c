@@ -1,13 +1,13 @@
 /*
- * test_pieces.c — the GMP window work in pieces (CKernel/pieces.c and the
+ * test_bounded.c — the GMP window work in stints (CKernel/bounded.c and the
  * window check of trial/gmp.c): the gcd, the Barrett reduction and the products
- * against GMP, every piece's operands within the cap, and interrupts raised at
+ * against GMP, every stint's operands within the cap, and interrupts raised at
  * many points of big-cofactor jobs (segment products, pairing, folding, gcd)
  * resuming to the answer of an uninterrupted run on every dispatch path, with
  * and without a cache, with checkpoint/restore in between.
  *
  * These tests look inside the kernel (pk_internal.h): the optimised build
- * links pieces.o next to the shared library for the first two, and reads job
+ * links bounded.o next to the shared library for the first two, and reads job
  * fields (poll counters, the window check's state) for the others.
  */
 #include <stdio.h>
@@ -63,8 +63,8 @@ static void rand_number(pkt_rng *rng, mpz_t out, unsigned bits)
     pkt_rand_bits(rng, out, bits);
 }
 
-/* gcd(a, b) in pieces with a random cap, stopping now and then and resuming;
-   compares with mpz_gcd and checks the pieces' operand sizes. */
+/* gcd(a, b) in stints with a random cap, stopping now and then and resuming;
+   compares with mpz_gcd and checks the stints' operand sizes. */
 static void gcd_case(pkt_rng *rng, const mpz_t a, const mpz_t b, const char *what, uint64_t *stops)
 {
     size_t big = mpz_size(a) > mpz_size(b) ? mpz_size(a) : mpz_size(b);
@@ -84,12 +84,12 @@ static void gcd_case(pkt_rng *rng, const mpz_t a, const mpz_t b, const char *wha
     PKT_CHECK(rc == 1, "%s: pk_gcd_run returned %d", what, rc);
     if (rc == 1 && mpz_cmp(got, want) != 0) {
         char *as = mpz_get_str(NULL, 16, a), *bs = mpz_get_str(NULL, 16, b);
-        PKT_CHECK(0, "%s: gcd in pieces differs from mpz_gcd (cap %zu, %zu/%zu bits): a=%.60s... b=%.60s...",
+        PKT_CHECK(0, "%s: gcd in stints differs from mpz_gcd (cap %zu, %zu/%zu bits): a=%.60s... b=%.60s...",
                   what, cap, mpz_sizeinbase(a, 2), mpz_sizeinbase(b, 2), as, bs);
         free(as);
         free(bs);
     }
-    PKT_CHECK(g.mp.max_limbs <= cap, "%s: a product piece had %zu-limb operands, cap %zu", what, g.mp.max_limbs,
+    PKT_CHECK(g.mp.max_limbs <= cap, "%s: a product stint had %zu-limb operands, cap %zu", what, g.mp.max_limbs,
               cap);
     *stops += s.stops;
     pk_gcd_clear(&g);
@@ -97,13 +97,13 @@ static void gcd_case(pkt_rng *rng, const mpz_t a, const mpz_t b, const char *wha
     mpz_clear(got);
 }
 
-void test_gcd_in_pieces_matches_mpz_gcd(void)
+void test_gcd_in_stints_matches_mpz_gcd(void)
 {
     unsigned rounds = PKT_SIZE(400u, 120u), max_bits = PKT_SIZE(200000u, 40000u);
     pkt_say("checks: pk_gcd (half-gcd on an explicit stack, any unimodular step accepted) against mpz_gcd on "
-            "%u random pairs up to %u bits with random caps, stopped and resumed at random pieces, and on "
+            "%u random pairs up to %u bits with random caps, stopped and resumed at random stints, and on "
             "adversarial pairs: zero, equal, one dividing the other, consecutive Fibonacci numbers, 2^k +- 1, "
-            "huge quotients, large common factors, negative inputs; no product piece exceeds the cap",
+            "huge quotients, large common factors, negative inputs; no product stint exceeds the cap",
             rounds, max_bits);
     pkt_rng rng;
     pkt_rng_for(&rng, "gcd-pieces");
@@ -188,11 +188,11 @@ void test_gcd_in_pieces_matches_mpz_gcd(void)
     mpz_clear(t);
 }
 
-void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
+void test_barrett_reduction_and_products_in_stints_match_gmp(void)
 {
     unsigned rounds = PKT_SIZE(300u, 80u);
-    pkt_say("checks: pk_mul_piece and pk_kmul against mpz_mul (signs, zero, unbalanced operands; pieces counted, "
-            "no piece above the cap), the Barrett reciprocal within a few units of floor(2^(n + block) / m), and "
+    pkt_say("checks: pk_bmul_stint and pk_karatsuba against mpz_mul (signs, zero, unbalanced operands; stints counted, "
+            "no stint above the cap), the Barrett reciprocal within a few units of floor(2^(n + block) / m), and "
             "pk_reduce, and pk_fold followed by pk_reduce, against mpz_fdiv_r for %u random and edge-case dividends (below m, m, k*m, k*m - 1, "
             "all ones; moduli of all ones and powers of two), with random caps",
             rounds);
@@ -213,31 +213,31 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
         if (r & 2) mpz_neg(y, y);
         size_t cap = 1 + (size_t)pkt_rand_below(&rng, 400);
         mpz_mul(want, x, y);
-        pk_mulp st;
+        pk_bmul st;
         memset(&st, 0, sizeof st);
-        unsigned pieces = 1;
-        while (!pk_mul_piece(got, x, y, cap, &st, tmp))
-            pieces++;
-        PKT_CHECK(mpz_cmp(got, want) == 0, "pk_mul_piece round %u differs (cap %zu)", r, cap);
+        unsigned stints = 1;
+        while (!pk_bmul_stint(got, x, y, cap, &st, tmp))
+            stints++;
+        PKT_CHECK(mpz_cmp(got, want) == 0, "pk_bmul_stint round %u differs (cap %zu)", r, cap);
         size_t xn = mpz_size(x), yn = mpz_size(y), hi = xn > yn ? xn : yn, lo = xn > yn ? yn : xn;
         if (lo <= cap || 2 * lo < hi) { /* slices (balanced ones above the cap go by Karatsuba) */
             size_t expect = lo == 0 || hi <= cap ? 1 : ((hi + cap - 1) / cap) * ((lo + cap - 1) / cap);
-            PKT_CHECK(pieces == expect, "pk_mul_piece: %u pieces, expected %zu (%zu x %zu limbs, cap %zu)", pieces,
+            PKT_CHECK(stints == expect, "pk_bmul_stint: %u stints, expected %zu (%zu x %zu limbs, cap %zu)", stints,
                       expect, xn, yn, cap);
         }
-        PKT_CHECK(st.max_limbs <= cap || st.max_limbs <= 1, "pk_mul_piece: a %zu-limb operand, cap %zu",
+        PKT_CHECK(st.max_limbs <= cap || st.max_limbs <= 1, "pk_bmul_stint: a %zu-limb operand, cap %zu",
                   st.max_limbs, cap);
-        pk_mulp_clear(&st);
+        pk_bmul_clear(&st);
         if (mpz_sgn(x) >= 0 && mpz_sgn(y) >= 0) {
-            pk_kmul km;
-            pk_kmul_init(&km);
-            pk_kmul_start(&km, got, x, y, cap);
-            while (!pk_kmul_piece(&km))
+            pk_karatsuba km;
+            pk_karatsuba_init(&km);
+            pk_karatsuba_start(&km, got, x, y, cap);
+            while (!pk_karatsuba_stint(&km))
                 ;
-            PKT_CHECK(mpz_cmp(got, want) == 0, "pk_kmul round %u differs (cap %zu)", r, cap);
-            PKT_CHECK(km.max_limbs <= cap || km.max_limbs <= 1, "pk_kmul: a %zu-limb operand, cap %zu",
+            PKT_CHECK(mpz_cmp(got, want) == 0, "pk_karatsuba round %u differs (cap %zu)", r, cap);
+            PKT_CHECK(km.max_limbs <= cap || km.max_limbs <= 1, "pk_karatsuba: a %zu-limb operand, cap %zu",
                       km.max_limbs, cap);
-            pk_kmul_clear(&km);
+            pk_karatsuba_clear(&km);
         }
         PKT_BAIL_IF_MANY();
     }
@@ -258,7 +258,7 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
         pk_modulus md;
         pk_modulus_init(&md);
         pk_modulus_set(&md, m, cap);
-        while (!pk_modulus_piece(&md))
+        while (!pk_modulus_stint(&md))
             ;
         mpz_set_ui(e, 0);
         mpz_setbit(e, n + md.cmax);
@@ -285,7 +285,7 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
             pk_reduce rd;
             pk_reduce_init(&rd);
             pk_reduce_start(&rd, x, &md);
-            while (!pk_reduce_piece(&rd, x, &md, tmp))
+            while (!pk_reduce_stint(&rd, x, &md, tmp))
                 ;
             mpz_fdiv_r(want, x, m);
             PKT_CHECK(mpz_cmp(rd.r, want) == 0, "pk_reduce differs: %zu-bit x mod %zu-bit m, case %u, cap %zu",
@@ -299,13 +299,13 @@ void test_barrett_reduction_and_products_in_pieces_match_gmp(void)
             pk_fold fd;
             pk_fold_init(&fd);
             pk_fold_start(&fd, x, split, fc);
-            while (!pk_fold_piece(&fd, x, e, split, fc, cap, tmp))
+            while (!pk_fold_stint(&fd, x, e, split, fc, cap, tmp))
                 ;
             PKT_CHECK(mpz_sgn(fd.r) >= 0 && mpz_sizeinbase(fd.r, 2) <= split + 2,
                       "pk_fold left %zu bits (split %zu)", mpz_sizeinbase(fd.r, 2), split);
             PKT_CHECK(fd.mp.max_limbs <= cap, "pk_fold: a %zu-limb operand, cap %zu", fd.mp.max_limbs, cap);
             pk_reduce_start(&rd, fd.r, &md);
-            while (!pk_reduce_piece(&rd, fd.r, &md, tmp))
+            while (!pk_reduce_stint(&rd, fd.r, &md, tmp))
                 ;
             PKT_CHECK(mpz_cmp(rd.r, want) == 0, "folding then Barrett differs: %zu-bit x mod %zu-bit m, cap %zu",
                       mpz_sizeinbase(x, 2), n, cap);
@@ -410,7 +410,7 @@ static pk_job *run_interrupted(pk_job *job, pkt_rng *rng, uint64_t span, int sim
     unsigned n = 0, run_restores = 0;
     do {
         /* Some work per step: a step polls before any work, and up to three polls can
-           follow one another with no piece between them (the step, a segment, a stage). */
+           follow one another with no stint between them (the step, a segment, a stage). */
         uint64_t trap = job->polls + 4 + pkt_rand_below(rng, 2 * span + 1);
         job->poll_trap = trap;
         st = pk_job_step(job, UINT64_MAX);
@@ -497,7 +497,7 @@ void test_interrupts_inside_window_work_resume_to_the_same_answer(void)
             pk_cache_destroy(cache);
         }
     }
-    /* And once with an interrupt at every fourth poll (cold cache): a piece or two per step. */
+    /* And once with an interrupt at every fourth poll (cold cache): a stint or two per step. */
     {
         pk_cache *cache = NULL;
         PKT_CHECK_STATUS(pk_cache_create(0, &cache), PK_OK, "cache");
@@ -521,14 +521,14 @@ void test_interrupts_inside_window_work_resume_to_the_same_answer(void)
     mpz_clear(n);
 }
 
-void test_window_check_is_cut_into_bounded_pieces(void)
+void test_window_check_is_cut_into_bounded_stints(void)
 {
     unsigned digits = PKT_SIZE(100000u, 20000u);
     const char *bound_s = PKT_SANITIZED ? "1000000" : "10000000";
     pkt_say("checks: a %u-digit candidate, bound %s, cold with a cache then warm: an interrupt raised at a poll "
             "inside the window check returns there with the check still in progress, every multiplication "
-            "piece of the window work (segment pairing, reciprocal, reduction, folding, gcd) has operands of "
-            "at most the cap, and the window check is cut into many pieces (counted, not timed)",
+            "stint of the window work (segment pairing, reciprocal, reduction, folding, gcd) has operands of "
+            "at most the cap, and the window check is cut into many stints (counted, not timed)",
             digits, bound_s);
     pkt_rng rng;
     pkt_rng_for(&rng, "bounded-pieces");
@@ -573,18 +573,18 @@ void test_window_check_is_cut_into_bounded_pieces(void)
             job->poll_trap = 0;
         } while (st == PK_INTERRUPTED && ++guard < 1000000);
         PKT_CHECK_STATUS(st, PK_DONE, "run");
-        pkt_say("%s: cap %zu limbs, largest piece operand %zu limbs, %llu interrupts inside the window check, "
+        pkt_say("%s: cap %zu limbs, largest stint operand %zu limbs, %llu interrupts inside the window check, "
                 "%llu polls counted inside it",
                 pass ? "warm" : "cold", cap, worst, (unsigned long long)in_check, (unsigned long long)check_polls);
-        PKT_CHECK(cap > 0 && worst <= cap + 1, "a piece had %zu-limb operands, cap %zu", worst, cap);
+        PKT_CHECK(cap > 0 && worst <= cap + 1, "a stint had %zu-limb operands, cap %zu", worst, cap);
         PKT_CHECK(checks_seen, "no interrupt landed in the gcd");
         PKT_CHECK(in_check >= 10 && check_polls >= PKT_SIZE(5000u, 1000u),
-                  "the window check was interrupted only %llu times, %llu polls: pieces too few",
+                  "the window check was interrupted only %llu times, %llu polls: stints too few",
                   (unsigned long long)in_check, (unsigned long long)check_polls);
         pkt_answer a;
         pkt_answer_init(&a);
         PKT_CHECK_STATUS(pkt_answer_read(job, &a), PK_OK, "answer");
-        pkt_check_answer_facts(n, &a, "bounded pieces");
+        pkt_check_answer_facts(n, &a, "bounded stints");
         pkt_answer_free(&a);
         pk_job_destroy(job);
     }

@@ -1,25 +1,25 @@
 /*
- * pieces.c — long GMP computations cut into pieces of bounded size.
+ * bounded.c — long GMP computations cut into stints of bounded size.
  *
  * A single mpz_mul, mpz_tdiv_r or mpz_gcd of million-digit numbers runs for
  * tens or hundreds of milliseconds and cannot be interrupted. The window check
  * of trial/gmp.c (a product reduced modulo the cofactor, then one gcd) is built
- * here from pieces instead: every function below does one piece per call and
+ * here from stints instead: every function below does one stint per call and
  * keeps its progress in a state structure, so the caller can poll its
- * interrupt flag between pieces, return, and continue later from the same
- * state. The largest piece is one multiplication whose operands have at most
+ * interrupt flag between stints, return, and continue later from the same
+ * state. The largest stint is one multiplication whose operands have at most
  * `cap` limbs each (or, for the gcd, one division step of the kind Euclid's
  * algorithm does when a quotient is huge, which random inputs almost never
  * need).
  *
- * Products (pk_mulp): x·y is the sum of the products of cap-limb slices of x
+ * Products (pk_bmul): x·y is the sum of the products of cap-limb slices of x
  * and y, added into the result at their limb offsets; two operands of similar
- * size above cap go by Karatsuba over pieces instead (pk_kmul: three products
+ * size above cap go by Karatsuba over stints instead (pk_karatsuba: three products
  * of half size, recursively, where the slices would need four).
  *
  * Remainders (pk_modulus, pk_reduce, pk_fold): Barrett reduction with a
  * reciprocal mu = floor(2^(n + cmax) / m) of the n-bit modulus (cmax: the
- * largest block), computed once by Newton's iteration (itself in pieces). A number is reduced from its top in
+ * largest block), computed once by Newton's iteration (itself in stints). A number is reduced from its top in
  * blocks of c <= cmax bits: x = r·2^c + block, q = ((x >> (n-1)) ·
  * (mu >> (cmax-c))) >> (c+1), r = x - q·m, then a few subtractions of m. The estimate q is at
  * most a few units below floor(x/m) when mu is exact; whatever mu is, the
@@ -41,7 +41,7 @@
  * positive and swapped (columns of M follow), and a frame whose step made no
  * progress does one exact division step next. Small frames use Lehmer steps
  * on the top 127 bits (double-word arithmetic, applied with mpz_mul_ui); the
- * root finishes with mpz_gcd once b is small. Every piece leaves the state
+ * root finishes with mpz_gcd once b is small. Every stint leaves the state
  * consistent, so the gcd resumes exactly where it stopped.
  */
 #include <stdlib.h>
@@ -51,7 +51,7 @@
 
 /* ----------------------------------------------------------- products */
 
-int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *st, mpz_t tmp)
+int pk_bmul_stint(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_bmul *st, mpz_t tmp)
 {
     size_t xn = mpz_size(x), yn = mpz_size(y);
     if (xn < yn) {
@@ -65,19 +65,19 @@ int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *s
     if (cap == 0)
         cap = 1;
     if (yn > cap && 2 * yn >= xn && (st->km || (st->km = malloc(sizeof *st->km)) != NULL)) {
-        /* Balanced and larger than a piece: Karatsuba over pieces costs far
-           fewer pieces than all the slice products. */
+        /* Balanced and larger than a stint: Karatsuba over stints costs far
+           fewer stints than all the slice products. */
         if (st->i == 0) {
             if (!st->km_ready) {
-                pk_kmul_init(st->km);
+                pk_karatsuba_init(st->km);
                 st->km_ready = 1;
             }
             mpz_roinit_n(st->xv, mpz_limbs_read(x), (mp_size_t)xn);
             mpz_roinit_n(st->yv, mpz_limbs_read(y), (mp_size_t)yn);
-            pk_kmul_start(st->km, rop, st->xv, st->yv, cap);
+            pk_karatsuba_start(st->km, rop, st->xv, st->yv, cap);
             st->i = 1;
         }
-        if (!pk_kmul_piece(st->km))
+        if (!pk_karatsuba_stint(st->km))
             return 0;
         if (st->km->max_limbs > st->max_limbs)
             st->max_limbs = st->km->max_limbs;
@@ -122,15 +122,15 @@ int pk_mul_piece(mpz_t rop, const mpz_t x, const mpz_t y, size_t cap, pk_mulp *s
     return 1;
 }
 
-/* Karatsuba over pieces: x·y = z2·B^(2h) + (z1 - z0 - z2)·B^h + z0 with
+/* Karatsuba over stints: x·y = z2·B^(2h) + (z1 - z0 - z2)·B^h + z0 with
    z0 = x0·y0, z2 = x1·y1, z1 = (x0 + x1)(y0 + y1), recursively until both
-   operands of a product have at most cap limbs (then one mpz_mul, one piece).
-   Three products of half size instead of four: the pieces of a product n
+   operands of a product have at most cap limbs (then one mpz_mul, one stint).
+   Three products of half size instead of four: the stints of a product n
    times larger than cap cost about n^1.58 products of size cap. */
-void pk_kmul_init(pk_kmul *k)
+void pk_karatsuba_init(pk_karatsuba *k)
 {
     memset(k, 0, sizeof *k);
-    for (unsigned i = 0; i < PK_KMUL_DEPTH; i++) {
+    for (unsigned i = 0; i < PK_KARATSUBA_DEPTH; i++) {
         mpz_init(k->fr[i].sx);
         mpz_init(k->fr[i].sy);
         mpz_init(k->fr[i].z0);
@@ -139,9 +139,9 @@ void pk_kmul_init(pk_kmul *k)
     }
 }
 
-void pk_kmul_clear(pk_kmul *k)
+void pk_karatsuba_clear(pk_karatsuba *k)
 {
-    for (unsigned i = 0; i < PK_KMUL_DEPTH; i++) {
+    for (unsigned i = 0; i < PK_KARATSUBA_DEPTH; i++) {
         mpz_clear(k->fr[i].sx);
         mpz_clear(k->fr[i].sy);
         mpz_clear(k->fr[i].z0);
@@ -150,16 +150,16 @@ void pk_kmul_clear(pk_kmul *k)
     }
 }
 
-static void kmul_push(pk_kmul *k, mpz_ptr out, mpz_srcptr x, mpz_srcptr y)
+static void kmul_push(pk_karatsuba *k, mpz_ptr out, mpz_srcptr x, mpz_srcptr y)
 {
-    pk_kframe *f = &k->fr[k->depth++];
+    pk_karatsuba_frame *f = &k->fr[k->depth++];
     f->out = out;
     f->x = x;
     f->y = y;
     f->phase = 0;
 }
 
-void pk_kmul_start(pk_kmul *k, mpz_t out, const mpz_t x, const mpz_t y, size_t cap)
+void pk_karatsuba_start(pk_karatsuba *k, mpz_t out, const mpz_t x, const mpz_t y, size_t cap)
 {
     k->cap = cap ? cap : 1;
     k->depth = 0;
@@ -177,13 +177,13 @@ static void limb_view(mpz_t v, mpz_srcptr x, size_t lo, size_t n)
     mpz_roinit_n(v, mpz_limbs_read(x) + (n ? lo : 0), (mp_size_t)n);
 }
 
-int pk_kmul_piece(pk_kmul *k)
+int pk_karatsuba_stint(pk_karatsuba *k)
 {
-    pk_kframe *f = &k->fr[k->depth - 1];
+    pk_karatsuba_frame *f = &k->fr[k->depth - 1];
     size_t xn = mpz_size(f->x), yn = mpz_size(f->y), mx = xn > yn ? xn : yn;
     switch (f->phase) {
     case 0:
-        if (mx <= k->cap || k->depth == PK_KMUL_DEPTH) {
+        if (mx <= k->cap || k->depth == PK_KARATSUBA_DEPTH) {
             mpz_mul(f->out, f->x, f->y);
             if (mx > k->max_limbs)
                 k->max_limbs = mx;
@@ -220,11 +220,11 @@ int pk_kmul_piece(pk_kmul *k)
     return k->depth == 0;
 }
 
-void pk_mulp_clear(pk_mulp *st)
+void pk_bmul_clear(pk_bmul *st)
 {
     if (st->km) {
         if (st->km_ready)
-            pk_kmul_clear(st->km);
+            pk_karatsuba_clear(st->km);
         free(st->km);
     }
     st->km = NULL;
@@ -247,7 +247,7 @@ void pk_modulus_init(pk_modulus *md)
 
 void pk_modulus_clear(pk_modulus *md)
 {
-    pk_mulp_clear(&md->mp);
+    pk_bmul_clear(&md->mp);
     mpz_clear(md->m);
     mpz_clear(md->mu);
     mpz_clear(md->r);
@@ -283,8 +283,8 @@ void pk_modulus_set(pk_modulus *md, const mpz_t m, size_t cap)
     md->ki = md->nk;
 }
 
-/* One piece of Newton's iteration for mu; returns 1 once mu is ready. */
-int pk_modulus_piece(pk_modulus *md)
+/* One stint of Newton's iteration for mu; returns 1 once mu is ready. */
+int pk_modulus_stint(pk_modulus *md)
 {
     if (md->ready)
         return 1;
@@ -307,7 +307,7 @@ int pk_modulus_piece(pk_modulus *md)
     size_t k = md->ks[md->ki], K = md->ks[md->ki - 1];
     switch (md->phase) {
     case 1: /* t1 = R_k^2 */
-        if (!pk_mul_piece(md->t1, md->r, md->r, md->cap, &md->mp, md->tmp))
+        if (!pk_bmul_stint(md->t1, md->r, md->r, md->cap, &md->mp, md->tmp))
             return 0;
         md->phase = 2;
         return 0;
@@ -316,7 +316,7 @@ int pk_modulus_piece(pk_modulus *md)
         md->phase = 3;
         return 0;
     case 3: /* mu = m_K · R_k^2 (mu is scratch until the last step) */
-        if (!pk_mul_piece(md->mu, md->t2, md->t1, md->cap, &md->mp, md->tmp))
+        if (!pk_bmul_stint(md->mu, md->t2, md->t1, md->cap, &md->mp, md->tmp))
             return 0;
         /* R_K = 2^(K-k+1)·R_k - floor(m_K·R_k^2 / 2^(2k)) */
         mpz_tdiv_q_2exp(md->mu, md->mu, 2 * k);
@@ -361,7 +361,7 @@ void pk_reduce_init(pk_reduce *rd)
 
 void pk_reduce_clear(pk_reduce *rd)
 {
-    pk_mulp_clear(&rd->mp);
+    pk_bmul_clear(&rd->mp);
     mpz_clear(rd->r);
     mpz_clear(rd->x);
     mpz_clear(rd->q);
@@ -399,7 +399,7 @@ static void reduce_fix(mpz_t r, const mpz_t m)
     mpz_fdiv_r(r, r, m);
 }
 
-int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
+int pk_reduce_stint(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
 {
     size_t n = md->n;
     for (;;) {
@@ -431,13 +431,13 @@ int pk_reduce_piece(pk_reduce *rd, const mpz_t x, pk_modulus *md, mpz_t tmp)
             return 0;
         }
         case 1: /* t = (x >> (n-1)) · mu_c, mu_c = mu >> (cmax - c) = floor(2^(n+c) / m) */
-            if (!pk_mul_piece(rd->t, rd->q, rd->c < md->cmax ? rd->mu_c : md->mu, md->cap, &rd->mp, tmp))
+            if (!pk_bmul_stint(rd->t, rd->q, rd->c < md->cmax ? rd->mu_c : md->mu, md->cap, &rd->mp, tmp))
                 return 0;
             mpz_tdiv_q_2exp(rd->q, rd->t, rd->c + 1);
             rd->phase = 2;
             return 0;
         case 2: /* t = q·m; r = x - t, corrected */
-            if (!pk_mul_piece(rd->t, rd->q, md->m, md->cap, &rd->mp, tmp))
+            if (!pk_bmul_stint(rd->t, rd->q, md->m, md->cap, &rd->mp, tmp))
                 return 0;
             mpz_sub(rd->r, rd->x, rd->t);
             reduce_fix(rd->r, md->m);
@@ -466,7 +466,7 @@ void pk_fold_init(pk_fold *fd)
 
 void pk_fold_clear(pk_fold *fd)
 {
-    pk_mulp_clear(&fd->mp);
+    pk_bmul_clear(&fd->mp);
     mpz_clear(fd->r);
     mpz_clear(fd->hi);
     mpz_clear(fd->t);
@@ -486,11 +486,11 @@ void pk_fold_start(pk_fold *fd, const mpz_t x, size_t split, size_t c)
     mpz_tdiv_q_2exp(fd->r, x, fd->pos);
 }
 
-int pk_fold_piece(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp)
+int pk_fold_stint(pk_fold *fd, const mpz_t x, const mpz_t F, size_t split, size_t c, size_t cap, mpz_t tmp)
 {
     for (;;) {
         if (fd->phase == 1) {
-            if (!pk_mul_piece(fd->t, fd->hi, F, cap, &fd->mp, tmp))
+            if (!pk_bmul_stint(fd->t, fd->hi, F, cap, &fd->mp, tmp))
                 return 0;
             mpz_add(fd->r, fd->r, fd->t);
             fd->phase = 0;
@@ -544,7 +544,7 @@ void pk_gcd_init(pk_gcd *g)
 
 void pk_gcd_clear(pk_gcd *g)
 {
-    pk_mulp_clear(&g->mp);
+    pk_bmul_clear(&g->mp);
     for (unsigned i = 0; i < g->nfr; i++)
         frame_clear(&g->fr[i]);
     free(g->fr);
@@ -740,8 +740,8 @@ enum {
     PH_DONE = 14
 };
 
-/* One piece of work on the top frame. Returns 1 when the gcd is in out. */
-static int gcd_piece(pk_gcd *g, mpz_t out)
+/* One stint of work on the top frame. Returns 1 when the gcd is in out. */
+static int gcd_stint(pk_gcd *g, mpz_t out)
 {
     pk_gcd_frame *f = &g->fr[g->depth - 1];
     if (f->phase == PH_CHOOSE) {
@@ -849,7 +849,7 @@ static int gcd_piece(pk_gcd *g, mpz_t out)
         f->phase = PH_CHOOSE;
         return 0;
     }
-    if (!pk_mul_piece(dst, x, y, g->cap, &g->mp, g->tmp))
+    if (!pk_bmul_stint(dst, x, y, g->cap, &g->mp, g->tmp))
         return 0;
     f->phase++;
     return 0;
@@ -860,8 +860,8 @@ int pk_gcd_run(pk_gcd *g, mpz_t out, pk_poll_fn poll, void *ctx)
     for (;;) {
         if (poll && poll(ctx))
             return 0;
-        g->pieces++;
-        int rc = gcd_piece(g, out);
+        g->stints++;
+        int rc = gcd_stint(g, out);
         if (rc != 0)
             return rc;
     }
