@@ -152,8 +152,7 @@ extension Scheduler {
     func preemptForPriority(_ priority: JobPriority, _ s: inout SchedulerState, _ effects: inout Effects) -> Bool {
         guard let lowest = s.slotPriorities.min(), lowest < priority.rawValue else { return false }
         var victim: (JobPriority, KernelJob)?
-        for listed in s.slots.joined() {
-            let job = listed.takeUnretainedValue()
+        for job in s.slots.joined() {
             job.core.withLock(anchoredTo: job) { core in
                 guard core.priority < priority, victim == nil || core.priority < victim!.0 else { return }
                 if let kernel = core.pieces.first(where: { $0.onWorker && $0.kernel != nil })?.kernel {

@@ -24,10 +24,8 @@ struct SchedulerState: Sendable {
     var suspended = false
     var background = false
     var shutDown = false
-    /// The jobs each worker is running a piece of (or merging), by worker slot. Not retained: while a job is listed
-    /// here, the worker holds it (its assignment, then its report, until after the slot is cleared under the lock),
-    /// so listing a batch of 256 small jobs costs no reference counting under the lock. Each slot keeps its capacity.
-    var slots: [[Unmanaged<Job>]] = []
+    /// The jobs each worker is running a piece of (or merging), by worker slot. Each slot keeps its capacity.
+    var slots: [[Job]] = []
     /// The lowest priority among each slot's jobs when they were taken (a hint: a later priority change is not
     /// reflected); `Int.max` for an empty slot. Lets a new job skip the preemption scan when nothing lower runs.
     var slotPriorities: [Int] = []
@@ -70,7 +68,7 @@ struct SchedulerState: Sendable {
                 jobs.append(job)
             }
         }
-        for jobs in slots { for job in jobs { add(job.takeUnretainedValue()) } }
+        for jobs in slots { for job in jobs { add(job) } }
         for level in fresh + continuing { for entry in level { add(entry.job) } }
         for job in waiting.values { add(job) }
         for job in parkedRanges.values { add(job) }

@@ -98,7 +98,7 @@ extension Scheduler {
                         }
                         applied.append(report)
                     }
-                    if case .merge(let job, _) = followUp { s.slots[slot].append(Unmanaged.passUnretained(job)) }
+                    if case .merge(let job, _) = followUp { s.slots[slot].append(job) }
                     publishSlotPriorities(s)
                 }
                 defer { checkConditions(&s, &effects) }
@@ -126,7 +126,7 @@ extension Scheduler {
                 if !batch.isEmpty {
                     var lowest = Int.max
                     for index in batch.indices {
-                        s.slots[slot].append(Unmanaged.passUnretained(batch[index].job))
+                        s.slots[slot].append(batch[index].job)
                         lowest = min(lowest, batch[index].priority.rawValue)
                     }
                     s.slotPriorities[slot] = lowest
