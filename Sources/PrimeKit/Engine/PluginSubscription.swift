@@ -69,14 +69,9 @@ final class PluginSubscription: @unchecked Sendable {
     private var sleeping = false
     /// No thread delivers this mailbox any more (after ``close()``), and the plugin has been let go.
     private var ended = false
-    /// Runs of events this subscriber has delivered, handed back so that a producer releases them: the last
-    /// reference to an event then goes away on a worker thread, where it was allocated, instead of on a delivery
-    /// thread (freeing memory of another thread's arena costs the allocator a lock and its locality).
-    private var delivered: [ArraySlice<EngineEvent>] = []
-    /// The batch being delivered and the runs it delivered: used only by the one thread delivering this mailbox,
-    /// kept between batches for their capacity.
+    /// The batch being delivered: used only by the one thread delivering this mailbox, kept between batches for its
+    /// capacity.
     private var batch: [Run] = []
-    private var spent: [ArraySlice<EngineEvent>] = []
 
     init(plugin: Plugin, capacity: Int, delivery: PluginDelivery) {
         self.plugin = plugin
@@ -114,14 +109,11 @@ final class PluginSubscription: @unchecked Sendable {
     /// Offers one batch of the queue's tap under one lock: progress snapshots (coalesced per job as usual), then
     /// the ends of jobs — `.finished` events, and `.error` ones when `withErrors` — which stay one slot.
     func offer(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
-        var released: [ArraySlice<EngineEvent>] = []
         condition.lock()
-        swap(&released, &delivered)
         offerLocked(progress: progress, ends: ends, withErrors: withErrors)
         let schedule = takeSchedule()
         condition.unlock()
         if schedule { delivery.schedule(self) }
-        withExtendedLifetime(released) {}  // released here, outside the lock
     }
 
     private func offerLocked(progress: [EngineEvent], ends: [EngineEvent], withErrors: Bool) {
@@ -275,10 +267,9 @@ final class PluginSubscription: @unchecked Sendable {
     static let steadyBatch = 16
 
     /// Takes the next batch out of the mailbox (the lock is held): the dropped count first, then up to
-    /// ``batchLimit`` events. Hands the runs delivered last time back to the producers.
+    /// ``batchLimit`` events.
     /// - Returns: How many events the batch holds.
     private func takeBatch() -> Int {
-        handBackSpent()
         var count = 0
         if dropped > 0 {
             batch.append(.one(.lifecycle(.eventsDropped(dropped))))
@@ -292,17 +283,9 @@ final class PluginSubscription: @unchecked Sendable {
         return count
     }
 
-    /// Hands the runs delivered last to the producers, which release them (the lock is held).
-    private func handBackSpent() {
-        guard !spent.isEmpty else { return }
-        if delivered.isEmpty { swap(&delivered, &spent) } else { delivered.append(contentsOf: spent) }
-        spent.removeAll(keepingCapacity: true)
-    }
-
     /// Delivers the batch taken by ``takeBatch()`` outside the lock; false when deliveries ended meanwhile.
     private func deliverTaken(to target: Plugin?) -> Bool {
         let going = deliver(batch, to: target)
-        for case .many(let events) in batch { spent.append(events) }
         batch.removeAll(keepingCapacity: true)
         return going
     }
@@ -312,8 +295,6 @@ final class PluginSubscription: @unchecked Sendable {
         ended = true
         scheduled = false
         plugin = nil
-        delivered.removeAll()
-        spent.removeAll()
     }
 
     /// Delivers one batch on the shared delivery thread (the mailbox is scheduled, so no other thread delivers it).
@@ -332,7 +313,6 @@ final class PluginSubscription: @unchecked Sendable {
         let going = count == 0 || deliverTaken(to: target)
         condition.lock()
         defer { condition.unlock() }
-        handBackSpent()
         if ownThread { return (false, count) }  // detached meanwhile: this thread now delivers it on its own
         if closed || !going {
             endLocked()
@@ -435,7 +415,6 @@ final class PluginSubscription: @unchecked Sendable {
             optional.removeAll()
             optionalCount = 0
             latestProgress.removeAll()
-            delivered.removeAll()
             streams = .none
             if !started || !scheduled && !ownThread { endLocked() }
             condition.broadcast()

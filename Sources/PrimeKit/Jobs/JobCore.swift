@@ -76,7 +76,9 @@ struct JobCore: Sendable {
     var cancelRequest: CancellationReason?
     var unmetDependencies = 0
     /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
-    /// allocated on first use and keep every job's footprint small.
+    /// allocated on first use and keep every job's footprint small. Measured against the same fields stored here
+    /// (engine benchmark): batch submission of 10^6 jobs takes half the page faults (76,767 against 158,799) and
+    /// 1.5x the rate, and one-by-one jobs 19 % fewer instructions (callgrind).
     private var extras: JobCoreExtras?
     var outcome: JobOutcome?
     // The one-byte fields come last, where they share the words after `outcome`.
