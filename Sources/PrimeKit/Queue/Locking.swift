@@ -5,6 +5,12 @@ import Synchronization
 /// intercept), so every access guarded by one looks like a race. When the process runs under TSan, its annotation
 /// functions are found at run time and each critical section tells TSan about the lock; otherwise the lookups are
 /// nil and cost one branch.
+///
+/// Why not a lock TSan sees by itself: a `pthread_mutex_t` in a class of its own (a job's lock then costs an
+/// allocation) made the engine benchmark's one-by-one part take 37 % more instructions (callgrind, 100,000 jobs:
+/// 583 M -> 800 M), batch submission 31 % more and 20 % more page faults, and its CPU per job 15-30 % more in six
+/// alternating pairs. State is guarded by `Mutex`; a thread that waits for a condition uses `NSCondition` (off the
+/// hot path: the store, plugin mailboxes), and an idle worker parks on a semaphore.
 package enum SanitizerHooks {
     package typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
