@@ -42,7 +42,7 @@ import Testing
         var bothBusy = false
         for await _ in job.progressUpdates {
             let slots = queue.scheduler.state.withLock(anchoredTo: queue.scheduler) { $0.slots }
-            if slots.count == 2, slots.allSatisfy({ $0.count == 1 && $0[0].takeUnretainedValue() === job }) {
+            if slots.count == 2, slots.allSatisfy({ $0.count == 1 && $0[0] === job }) {
                 bothBusy = true
                 break
             }
