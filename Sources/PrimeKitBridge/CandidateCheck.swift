@@ -104,13 +104,12 @@ package enum CandidateCheck {
         optionProblem(text) ?? (text == "0" || text == "1" ? "must be at least 2, the first divisor tried" : nil)
     }
 
-    /// Checks a `--from` or `--bound` value: a canonical decimal integer (any size).
+    /// Checks a `--from` or `--bound` value: a canonical decimal integer (any size). The engine's rule decides
+    /// (``CandidateText/isCanonical(_:)``); this only says why in words.
     package static func optionProblem(_ text: String) -> String? {
+        if CandidateText.isCanonical(text) { return nil }
         let bytes = Array(text.utf8)
         guard let first = bytes.first else { return "empty, expected a whole number" }
-        if bytes.allSatisfy(isDigit) {
-            return bytes.count > 1 && first == UInt8(ascii: "0") ? "leading zeros are not allowed" : nil
-        }
         if bytes.count >= 2, first == UInt8(ascii: "-"), isDigit(bytes[1]) || bytes[1] == UInt8(ascii: ".") { return "negative numbers are not accepted" }
         return reason(text, fullLength: nil, maxDigits: Int.max) ?? "not a decimal number"
     }

@@ -39,18 +39,8 @@ enum DecimalText {
         return String(decoding: digits, as: UTF8.self)
     }
 
-    /// The value, when below 2^128.
-    static func value(_ text: String) -> UInt128? {
-        guard text.utf8.count <= 39 else { return nil }
-        var value: UInt128 = 0
-        for byte in text.utf8 {
-            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times.addingReportingOverflow(UInt128(byte &- 0x30))
-            guard !overflow, !carry else { return nil }
-            value = sum
-        }
-        return value
-    }
+    /// The value of checked decimal text, when below 2^128.
+    static func value(_ text: String) -> UInt128? { UInt128(text) }
 
     /// How many numbers [first, last] holds (exactly below 2^53, else nearly).
     static func count(_ first: String, _ last: String) -> Double {

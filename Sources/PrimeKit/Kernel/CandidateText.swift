@@ -1,7 +1,7 @@
 /// Checks on decimal text and the arithmetic the engine needs to plan a job's divisor range.
 package enum CandidateText {
-    /// True for `^(0|[1-9][0-9]*)$`.
-    static func isCanonical(_ text: some StringProtocol) -> Bool {
+    /// True for `^(0|[1-9][0-9]*)$`: the one rule for option text (`from`, `bound`).
+    package static func isCanonical(_ text: some StringProtocol) -> Bool {
         var iterator = text.utf8.makeIterator()
         guard let first = iterator.next(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
             return false
