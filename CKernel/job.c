@@ -224,7 +224,7 @@ int pk_job_progress(const pk_job *job, pk_progress *out)
     size_t bits = mpz_sizeinbase(job->cof, 2);
     p.path = bits <= 64 ? PK_PATH_U64 : bits <= 128 ? PK_PATH_U128 : PK_PATH_GMP;
     if (job->pipe) {
-        p.stage = pk_pipe_stage(job, &p.stage_fraction, &p.parts_left);
+        p.stage = pk_pipe_stage(job, &p);
     } else if (job->done) {
         p.stage = "done";
         p.stage_fraction = 1.0;

@@ -403,6 +403,11 @@ typedef struct pk_progress {
                                  worked on stay the same (ECM: curves done of the
                                  current level's expected count) */
     size_t parts_left;        /* composite parts not yet resolved (complete mode) */
+    /* Added with ECM positions; all 0 outside stage "ecm". */
+    uint64_t ecm_curve;       /* the current curve's number within its B1 level, from 1 */
+    uint64_t ecm_curves;      /* curves that level expects to find a factor of ecm_digits */
+    uint64_t ecm_b1;          /* the level's stage 1 bound */
+    unsigned ecm_digits;      /* the factor size (decimal digits) the level aims at */
 } pk_progress;
 
 /*

@@ -831,16 +831,13 @@ double pk_pipe_percent(const pk_job *job)
     return pc > 99.999 ? 99.999 : pc;
 }
 
-const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_left)
+const char *pk_pipe_stage(const pk_job *job, pk_progress *out)
 {
     const struct pk_pipe *p = job->pipe;
-    size_t left = 0;
-    for (size_t i = 0; i < p->count; i++)
-        left++;
-    *parts_left = left;
-    *fraction = 0;
+    out->parts_left = p->count;
+    out->stage_fraction = 0;
     if (p->stage == PK_PIPE_DONE) {
-        *fraction = 1;
+        out->stage_fraction = 1;
         return "done";
     }
     size_t i = current(p);
@@ -856,16 +853,21 @@ const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_lef
             while (through < PK_ECM_LEVELS && pk_ecm_levels[through - 1].digits < d)
                 through++;
         }
-        *fraction = pk_ecm_fraction(&p->ecm, through - 1);
+        out->stage_fraction = pk_ecm_fraction(&p->ecm, through - 1);
+        const pk_ecm_level *level = &pk_ecm_levels[p->ecm.level < PK_ECM_LEVELS ? p->ecm.level : PK_ECM_LEVELS - 1];
+        out->ecm_curve = p->ecm.level_curves + 1;
+        out->ecm_curves = level->curves;
+        out->ecm_b1 = level->b1;
+        out->ecm_digits = level->digits;
         return "ecm";
     }
     if (p->split == PK_METHOD_QS) {
-        *fraction = pk_qs_fraction(p->qs);
+        out->stage_fraction = pk_qs_fraction(p->qs);
         return "qs";
     }
     double w = (double)pk_wsplit_work(&p->ws);
     double expect = (double)(UINT64_C(1) << (mpz_sizeinbase(p->parts[i].v, 2) / 4));
-    *fraction = w / (w + expect);
+    out->stage_fraction = w / (w + expect);
     return "split";
 }
 

@@ -20,7 +20,7 @@ int pk_pipe_step(pk_job *job, uint64_t *budget);
 void pk_pipe_free(struct pk_pipe *pipe);
 
 /* Progress: stage name, fraction, composite parts left, percent share. */
-const char *pk_pipe_stage(const pk_job *job, double *fraction, size_t *parts_left);
+const char *pk_pipe_stage(const pk_job *job, pk_progress *out);
 /* Units of work done after trial division. */
 uint64_t pk_pipe_work(const pk_job *job);
 /* Percent of a complete job (never above 99.999 before the end). */

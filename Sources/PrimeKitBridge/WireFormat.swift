@@ -10,7 +10,8 @@ package enum WireFormat {
     /// effort options of job/submit, `mode`, `parts` and each factor's `certainty` in factor results, and `stage`,
     /// `stageFraction`, `partsLeft` in progress.
     /// 2 = `factorRange` jobs, `job/rangeBlock` notifications and `job/ack`.
-    package static let protocolMinor = 2
+    /// 3 = `ecm` (`{curve, curves, b1, digits}`) in progress while a job is in stage "ecm".
+    package static let protocolMinor = 3
 
     /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
     /// isPrime, certainty, mode, parts}`.
@@ -160,10 +161,20 @@ package enum WireFormat {
         out.member("numbersTotal", string: String(progress.numbersTotal))
     }
 
-    /// `stage, stageFraction, partsLeft` of a progress report (protocol minor 1).
+    /// `stage, stageFraction, partsLeft` of a progress report (protocol minor 1), and `ecm` in stage "ecm" (minor 3:
+    /// `{curve, curves, b1, digits}`, `b1` a decimal string like every other bound).
     static func writeStageMembers(_ progress: JobProgress, into out: inout JSONWriter) {
         out.member("stage", string: progress.stage)
         out.member("stageFraction", number: (min(max(progress.stageFraction, 0), 1) * 10_000).rounded() / 10_000)
         out.member("partsLeft", number: progress.partsLeft)
+        if let ecm = progress.ecm {
+            out.key("ecm")
+            out.object { out in
+                out.member("curve", number: ecm.curve)
+                out.member("curves", number: ecm.curves)
+                out.member("b1", string: String(ecm.b1))
+                out.member("digits", number: ecm.digits)
+            }
+        }
     }
 }

@@ -158,21 +158,24 @@ final class ProgressBar: Sendable {
             state = tracked
             // Past trial division, a complete job shows its stage (ECM, the quadratic sieve, ...) instead.
             let stage = progress.stage == "trial" ? nil
-                : (name: progress.stage, fraction: progress.stageFraction, partsLeft: progress.partsLeft)
+                : (name: progress.stage, fraction: progress.stageFraction, partsLeft: progress.partsLeft,
+                   detail: progress.ecm?.description)
             return line(tracked.label, progress.percent, tracked.rate, eta, width: width, stage: stage)
         }
     }
 
     /// `600851475143 [#########-----------]  45.2%  ETA 0:07  12.3 M div/s`; past trial division, the stage and
-    /// how far it is: `1234…(45 digits) ecm [####----------------]  21.0% of stage  1 part left`.
+    /// how far it is: `1234…(45 digits) ecm [####----------------]  21.0% of stage  curve 12 of 90 at B1 = 50000
+    /// (25 digits)  1 part left`.
     static func line(_ label: String, _ percent: Double, _ rate: Double?, _ eta: Double?, width: Int?,
-                     stage: (name: String, fraction: Double, partsLeft: Int)? = nil) -> String {
+                     stage: (name: String, fraction: Double, partsLeft: Int, detail: String?)? = nil) -> String {
         let cells = 20
         if let stage {
             let filled = min(cells, max(0, Int(stage.fraction * Double(cells))))
             let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
             let percentText = String(format: "%5.1f%%", min(100, max(0, stage.fraction * 100)))
             var text = "\(label) \(stage.name) \(bar) \(percentText) of stage"
+            if let detail = stage.detail { text += "  \(detail)" }
             if stage.partsLeft > 0 { text += "  \(stage.partsLeft) part\(stage.partsLeft == 1 ? "" : "s") left" }
             if let width, text.count >= width { text = String(text.prefix(max(0, width - 1))) }
             return text

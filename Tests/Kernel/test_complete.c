@@ -239,6 +239,14 @@ static void interrupt_after(void *ctx, pk_job **job, int st)
         pk_progress pr;
         pkt_progress(*job, &pr);
         count_stage(ir->sc, ir->nsc, pr.stage);
+        if (strcmp(pr.stage, "ecm") == 0) /* the ECM position: the first level aims at 15 digits with B1 = 2000 */
+            PKT_CHECK(pr.ecm_curve >= 1 && pr.ecm_curves >= 1 && pr.ecm_b1 >= 2000 && pr.ecm_digits >= 15,
+                      "%s: in ECM at curve %llu of %llu, B1 %llu, %u digits", ir->what,
+                      (unsigned long long)pr.ecm_curve, (unsigned long long)pr.ecm_curves,
+                      (unsigned long long)pr.ecm_b1, pr.ecm_digits);
+        else
+            PKT_CHECK(pr.ecm_curve == 0 && pr.ecm_curves == 0 && pr.ecm_b1 == 0 && pr.ecm_digits == 0,
+                      "%s: an ECM position outside ECM (stage %s)", ir->what, pr.stage);
         if (pkt_rand_below(ir->rng, 2) == 0) {
             *job = checkpoint_and_restore(*job, ir->what);
             (*ir->restores)++;

@@ -103,6 +103,12 @@ import Testing
             #expect(status["result"]?["state"] == .string("paused"))
             #expect(status["result"]?["stage"] == .string("ecm"),
                     "recovered in \(String(describing: status["result"]?["stage"]))")
+            if case .object(let ecm)? = status["result"]?["ecm"], case .number(let curve)? = ecm["curve"],
+               case .string(let b1)? = ecm["b1"] {
+                #expect(Int(curve)! >= 1 && UInt64(b1)! >= 2000, "recovered at \(ecm)")
+            } else {
+                Issue.record("no ECM position in \(String(describing: status["result"]))")
+            }
             if let tested, case .string(let after)? = status["result"]?["tested"] {
                 #expect(UInt64(after)! >= UInt64(tested)!, "trial division is not done again")
             }

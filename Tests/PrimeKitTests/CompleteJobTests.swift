@@ -165,6 +165,12 @@ func multipliedBack(_ result: FactorResult) throws -> Bool {
         #expect(snapshots.last?.stage == "done" && snapshots.last?.percent == 100)
         #expect(zip(snapshots, snapshots.dropFirst()).allSatisfy { $0.percent <= $1.percent })
         #expect(snapshots.allSatisfy { (0...1).contains($0.stageFraction) && $0.partsLeft >= 0 })
+        // In ECM, and only there, the position: a curve of the level's expected count, at the level's B1 (the
+        // first level aims at 15 digits with B1 = 2000).
+        #expect(snapshots.allSatisfy { ($0.stage == "ecm") == ($0.ecm != nil) })
+        #expect(snapshots.compactMap(\.ecm).allSatisfy {
+            $0.curve >= 1 && $0.curves >= 1 && $0.b1 >= 2000 && $0.digits >= 15
+        })
     }
 
     @Test func aJobPausedInEcmRestoresThroughTheStoreToTheSameAnswer() async throws {

@@ -101,6 +101,9 @@ export interface Progress {
   stageFraction?: number;
   /** Composite parts still to split. */
   partsLeft?: number;
+  /** In stage `ecm` only (protocol minor 3): curve `curve` of the `curves` its B1 level expects to run to find a
+   *  factor of `digits` digits; `b1` is a decimal string. */
+  ecm?: { curve: number; curves: number; b1: string; digits: number };
 }
 
 /** `job/finished` params. */

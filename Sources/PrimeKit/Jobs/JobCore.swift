@@ -226,7 +226,7 @@ struct JobCore: Sendable {
             percent: percentOverride ?? max(previous, min(measured.percent, 100)),
             nextDivisor: measured.nextDivisor, divisorsTested: measured.divisorsTested,
             workDone: measured.workDone, factors: measured.factors, stage: measured.stage,
-            stageFraction: measured.stageFraction, partsLeft: measured.partsLeft,
+            stageFraction: measured.stageFraction, partsLeft: measured.partsLeft, ecm: measured.ecm,
             numbersDone: measured.numbersDone, numbersTotal: measured.numbersTotal)
         lastSnapshot = snapshot
         return snapshot
@@ -265,16 +265,19 @@ struct JobCore: Sendable {
         let stage: KernelStage
         let fraction: Double
         var partsLeft = 0
+        var ecm: KernelProgress?
         if pieces.count == 1 {
             let piece = pieces[0]
             stage = piece.finished ? .done : piece.progress.stage
             fraction = piece.finished ? 1 : piece.progress.stageFraction
             partsLeft = piece.finished ? 0 : Int(piece.progress.partsLeft)
+            if stage == .ecm { ecm = piece.progress }
         } else if shares {
             // The curves below the lowest share's current one are all done: its fraction never goes back, and
             // the merged job's is at least that.
             stage = .ecm
-            fraction = pieces.map(\.progress.stageFraction).min() ?? 0
+            ecm = pieces.map(\.progress).min { $0.stageFraction < $1.stageFraction }
+            fraction = ecm?.stageFraction ?? 0
             partsLeft = Int(pieces[0].progress.partsLeft)
         } else {
             stage = pieces.allSatisfy(\.finished) ? .done : .trial
@@ -283,6 +286,10 @@ struct JobCore: Sendable {
         var progress = JobProgress(jobID: jobID, seq: seq, state: state, percent: min(percent, 100), nextDivisor: next,
                                    divisorsTested: tested, workDone: work, factors: primes, stage: stage.name,
                                    stageFraction: fraction, partsLeft: partsLeft)
+        if let ecm, ecm.ecmCurve > 0 {
+            progress.ecm = EcmPosition(curve: Int(ecm.ecmCurve), curves: Int(ecm.ecmCurves), b1: UInt64(ecm.ecmB1),
+                                       digits: Int(ecm.ecmDigits))
+        }
         if let run {
             progress.numbersDone = delivered
             progress.numbersTotal = run.total

@@ -1,3 +1,26 @@
+/// Where a job's ECM stands: the current curve of a B1 level (levels follow the published table of expected curves
+/// per factor size; the last level repeats, so `curve` may pass `curves` there).
+public struct EcmPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The current curve's number within its level, from 1.
+    public var curve: Int
+    /// The curves the level expects to run to find a factor of `digits` digits.
+    public var curves: Int
+    /// The level's stage 1 bound.
+    public var b1: UInt64
+    /// The factor size, in decimal digits, the level aims at.
+    public var digits: Int
+
+    public init(curve: Int, curves: Int, b1: UInt64, digits: Int) {
+        self.curve = curve
+        self.curves = curves
+        self.b1 = b1
+        self.digits = digits
+    }
+
+    /// `curve 12 of 90 at B1 = 50000 (25 digits)`
+    public var description: String { "curve \(curve) of \(curves) at B1 = \(b1) (\(digits) digits)" }
+}
+
 /// A snapshot of a job's progress (the payload of the bridge's `job/progress`).
 public struct JobProgress: Sendable, Hashable {
     /// The job.
@@ -22,6 +45,9 @@ public struct JobProgress: Sendable, Hashable {
     public var stageFraction: Double = 0
     /// Composite parts not yet resolved (a complete job after trial division; 0 otherwise).
     public var partsLeft: Int = 0
+    /// Where ECM stands on the current part (stage "ecm"; nil otherwise): curve `curve` of the `curves` its B1
+    /// level expects to find a factor of `digits` digits.
+    public var ecm: EcmPosition?
     /// A range job's numbers delivered so far (0 for other jobs); `percent` is `numbersDone / numbersTotal`.
     public var numbersDone: UInt64 = 0
     /// A range job's count of numbers (0 for other jobs); both read `UInt64.max` from 2^64 − 1 numbers on.

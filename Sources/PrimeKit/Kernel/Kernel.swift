@@ -59,6 +59,12 @@ struct KernelProgress: Sendable, Hashable {
     var partsLeft: Int32 = 0
     var done: Bool = false
     var stage: KernelStage = .trial
+    /// In stage ECM: the level's factor size in digits, and the current curve, the level's expected curves and its
+    /// B1 (each below 2^32 in the kernel's schedule); 0 otherwise.
+    var ecmDigits: UInt8 = 0
+    var ecmCurve: UInt32 = 0
+    var ecmCurves: UInt32 = 0
+    var ecmB1: UInt32 = 0
 }
 
 /// What `pk_job_divisors` answered.
@@ -289,7 +295,9 @@ final class KernelJob: @unchecked Sendable {
             percent: raw.percent, nextDivisor: raw.next_divisor, divisorsTested: raw.divisors_tested,
             workDone: raw.work_done, factorsFound: raw.factors_found, stageFraction: raw.stage_fraction,
             partsLeft: Int32(clamping: raw.parts_left), done: raw.done != 0,
-            stage: KernelStage(name: raw.stage, done: raw.done != 0))
+            stage: KernelStage(name: raw.stage, done: raw.done != 0), ecmDigits: UInt8(clamping: raw.ecm_digits),
+            ecmCurve: UInt32(clamping: raw.ecm_curve), ecmCurves: UInt32(clamping: raw.ecm_curves),
+            ecmB1: UInt32(clamping: raw.ecm_b1))
     }
 
     /// The distinct prime factors found so far, ascending, with exponents and certainty.

@@ -68,4 +68,6 @@ def progress(raw: dict[str, Any]) -> Progress:
     out["next"] = to_int(raw["next"])
     out["tested"] = to_int(raw["tested"])
     out["factors"] = to_ints(raw["factors"])
+    if isinstance(raw.get("ecm"), dict):
+        out["ecm"] = dict(raw["ecm"], b1=to_int(raw["ecm"]["b1"]))
     return cast(Progress, out)

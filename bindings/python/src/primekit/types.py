@@ -96,10 +96,20 @@ class PrimalityResult(TypedDict):
 JobResult: TypeAlias = FactorResult | PrimalityResult
 
 
+class EcmPosition(TypedDict):
+    """Where a part's ECM stands (protocol minor 3): curve ``curve`` (from 1) of the ``curves`` its B1 level
+    expects to run to find a factor of ``digits`` digits, at stage 1 bound ``b1``."""
+
+    curve: int
+    curves: int
+    b1: int
+    digits: int
+
+
 class Progress(TypedDict):
     """A ``job/progress`` notification: ``seq`` increases strictly per job, ``progress`` is 0-100; ``stage`` is
     what the job does now, ``stageFraction`` (0-1) how far it is in that stage of the current part, ``partsLeft``
-    how many composite parts are still to split."""
+    how many composite parts are still to split, ``ecm`` (in stage ``"ecm"`` only) where its curves stand."""
 
     jobId: str
     seq: int
@@ -111,6 +121,7 @@ class Progress(TypedDict):
     stage: NotRequired[Stage]
     stageFraction: NotRequired[float]
     partsLeft: NotRequired[int]
+    ecm: NotRequired[EcmPosition]
 
 
 class EngineEvent(TypedDict):
