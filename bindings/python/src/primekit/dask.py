@@ -207,7 +207,7 @@ def _run_complete(candidate: str, effort: dict[str, Any], executable: str | None
 
 # How often a task of a complete job looks at its run's control variable: a share that found a factor stops the
 # others within about this long (plus one bridge slice).
-_SHARE_TICK = 0.1
+_SHARE_TICK = 0.05
 
 
 def _run_phase(spec: dict[str, Any]) -> dict[str, Any]:
@@ -785,10 +785,12 @@ class CompleteJob:
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
-        """One entry per round of Dask tasks: ``{"kind": "phase", "state", "pid", "worker"}`` for the job run
-        whole (``state``: ``done``, ``stopped``, ``shares``), ``{"kind": "shares", "shares": [...]}`` for a round
-        of ECM shares, each ``{index, state, started, pid, worker}`` with ``state`` ``found`` (it found a factor),
-        ``over`` (its curves were done), or ``interrupted`` (stopped by another's factor, or by pause/cancel)."""
+        """One entry per round of Dask tasks: ``{"kind": "phase", "state", "pid", "worker", "seconds"}`` for the
+        job run whole (``state``: ``done``, ``stopped``, ``shares``), ``{"kind": "shares", "shares": [...],
+        "seconds"}`` for a round of ECM shares, each ``{index, state, started, pid, worker}`` with ``state``
+        ``found`` (it found a factor), ``over`` (its curves were done), or ``interrupted`` (stopped by another's
+        factor, or by pause/cancel). ``seconds``: the round's wall time, from submission to the last result (a
+        round of shares still running has ``"shares": []`` and no ``seconds``)."""
         with self._cond:
             return [dict(entry) for entry in self._rounds]
 
@@ -874,11 +876,12 @@ class CompleteJob:
                 spec = {"run": run, "candidate": self._decimal, "effort": self._effort, "count": self._count,
                         "checkpoint": self._job_checkpoint, "merge": merge, "executable": self._executable,
                         "serve_args": self._serve_args}
+                started = time.monotonic()
                 outcome: dict[str, Any] = self._client.submit(_run_phase, spec, key=f"primekit-phase-{run}",
                                                               pure=False, retries=2).result()
                 merge = None
                 self._record({"kind": "phase", "state": outcome["state"], "pid": outcome["pid"],
-                              "worker": outcome["worker"]})
+                              "worker": outcome["worker"], "seconds": time.monotonic() - started})
                 if outcome["state"] == "done":
                     self._end(cast(FactorResult, outcome["result"]))
                     return
@@ -899,6 +902,7 @@ class CompleteJob:
         run = self._next_run()
         if run is None:
             return None
+        started = time.monotonic()
         futures = []
         for index, share in enumerate(shares):
             spec = {"run": run, "index": index, "checkpoint": share, "executable": self._executable,
@@ -911,7 +915,8 @@ class CompleteJob:
         with self._cond:
             self._rounds[-1] = {"kind": "shares", "shares": [{key: o[key] for key in ("index", "state", "started",
                                                                                     "pid", "worker")}
-                                                            for o in outcomes]}
+                                                            for o in outcomes],
+                              "seconds": time.monotonic() - started}
             self._cond.notify_all()
         return [cast(str, o["checkpoint"]) for o in outcomes]
 
