@@ -86,7 +86,9 @@ def timed_dask(client: Any, n: int) -> tuple[float, FactorResult, dict[str, floa
     took = time.perf_counter() - start
     rounds = job.rounds
     shares = sum(entry["seconds"] for entry in rounds if entry["kind"] == "shares")
-    return took, result, {"shares": shares, "rounds": float(sum(entry["kind"] == "shares" for entry in rounds))}
+    found = any(share["state"] == "found" for entry in rounds if entry["kind"] == "shares" for share in entry["shares"])
+    return took, result, {"shares": shares, "rounds": float(sum(entry["kind"] == "shares" for entry in rounds)),
+                          "found": float(found)}
 
 
 def main() -> None:
@@ -148,7 +150,8 @@ def main() -> None:
             rest_seconds.append(t_two - detail["shares"])
             loads.append(os.getloadavg()[0])
             print(f"seed {index + 1} ({', '.join(order)}): local {t_local:.2f} s, 1 worker {t_one:.2f} s, "
-                  f"2 workers {t_two:.2f} s (in {detail['rounds']:.0f} rounds of shares {detail['shares']:.2f} s); "
+                  f"2 workers {t_two:.2f} s (in {detail['rounds']:.0f} rounds of shares {detail['shares']:.2f} s, "
+                  f"{'a share found the factor' if detail['found'] else 'no share found it'}); "
                   f"speed-up {t_one / t_two:.2f}, 2 workers vs local {t_local / t_two:.2f}; "
                   f"load average {loads[-1]:.2f}", flush=True)
     load_after = os.getloadavg()

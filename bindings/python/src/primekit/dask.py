@@ -758,7 +758,7 @@ class CompleteJob:
         self._serve_args = list(serve_args)
         self._on_progress = on_progress
         self._slots = [address for address, threads in sorted(client.nthreads().items()) for _ in range(threads)]
-        self._count = shares if shares is not None else len(self._slots)
+        self._count = shares if shares is not None else max(1, len(self._slots))
         if self._count < 1 or self._count > 64:
             raise ValueError(f"shares must be between 1 and 64, got {self._count}")
         self._token = uuid.uuid4().hex[:12]
