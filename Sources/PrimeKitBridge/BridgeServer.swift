@@ -341,6 +341,8 @@ package final class BridgeServer: Sendable {
         case "plugin/unsubscribe": return .now(try subscribe(params, adding: false))
         case "plugin/broadcast": return .now(try broadcast(params))
         case "plugin/list": return .now(listPlugins())
+        case "checkpoint/split": return .now(try splitCheckpoint(params))
+        case "checkpoint/merge": return .now(try mergeCheckpoints(params))
         case "shutdown": return shutdown()
         default:
             if isNotification { return .now(.ok { _ in }) }  // unknown notifications are ignored
@@ -389,8 +391,8 @@ package final class BridgeServer: Sendable {
     static let methods = [
         "initialize", "ping", "job/submit", "job/pause", "job/resume", "job/cancel", "job/status", "job/list",
         "job/ack", "queue/suspend", "queue/resume", "queue/reset", "settings/request", "settings/override", "settings/apply",
-        "settings/get", "plugin/subscribe", "plugin/unsubscribe", "plugin/broadcast", "plugin/list", "shutdown",
-        "exit",
+        "settings/get", "plugin/subscribe", "plugin/unsubscribe", "plugin/broadcast", "plugin/list", "checkpoint/split",
+        "checkpoint/merge", "shutdown", "exit",
     ]
 
     // MARK: - Ending

@@ -10,7 +10,8 @@ package enum WireFormat {
     /// effort options of job/submit, `mode`, `parts` and each factor's `certainty` in factor results, and `stage`,
     /// `stageFraction`, `partsLeft` in progress.
     /// 2 = `factorRange` jobs, `job/rangeBlock` notifications and `job/ack`.
-    /// 3 = `ecm` (`{curve, curves, b1, digits}`) in progress while a job is in stage "ecm".
+    /// 3 = `checkpoint/split`, `checkpoint/merge` and a share job's `ecmShare` in its factor result; `ecm`
+    /// (`{curve, curves, b1, digits}`) in progress while a job is in stage "ecm".
     package static let protocolMinor = 3
 
     /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
@@ -37,6 +38,15 @@ package enum WireFormat {
             out.member("mode", string: result.mode == .trialDivision ? "trial" : "complete")
             out.key("parts")
             out.array { out in for part in result.parts { write(part, into: &out) } }
+            if let share = result.ecmShare {
+                out.key("ecmShare")
+                out.object { out in
+                    out.member("index", number: share.index)
+                    out.member("count", number: share.count)
+                    out.member("found", bool: share.found)
+                    out.member("checkpoint", string: share.checkpoint)
+                }
+            }
         }
     }
 

@@ -78,10 +78,14 @@ import Testing
         job.cancel()
         let pieces = try Checkpoint(text: checkpoint.text).pieces
         #expect(pieces.count == 2)
-        for broken in [[pieces[0]], [pieces[0], pieces[0]], [pieces[1], pieces[1]]] {
+        for broken in [[pieces[0], pieces[0]], [pieces[1], pieces[1]]] {
             let text = Checkpoint(kind: .factor, pieces: broken).text
             #expect(throws: PrimeKitError.self) { try Checkpoint(text: text) }
         }
+        // One share alone is a job of its own (Checkpoint.ecmShares(count:)), but only as a factor job.
+        let alone = try Checkpoint(text: Checkpoint(kind: .factor, pieces: [pieces[1]]).text)
+        #expect(try alone.ecmShareLayout() == .share(index: 1, count: 2))
+        #expect(throws: PrimeKitError.self) { try Checkpoint(text: Checkpoint(kind: .isPrime, pieces: [pieces[1]]).text) }
         // The two in the other order are one set.
         #expect(throws: Never.self) { try Checkpoint(text: Checkpoint(kind: .factor, pieces: [pieces[1], pieces[0]]).text) }
     }

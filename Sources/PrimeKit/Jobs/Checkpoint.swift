@@ -97,6 +97,9 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
             }
         }
         _ = try Self.check(pieces, kernels: kernels)
+        if kind != .factor, kernels.count == 1, kernels[0].shareInfo() != nil {
+            throw Self.inconsistent("an ECM share alone is a factor job, not \(kind.rawValue)")
+        }
     }
 
     /// The piece text of a range job reaching 2^64 (no sieve covers it): its ends and the first number not
@@ -189,8 +192,9 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
                 factors.append(factor)
             }
         }
-        // ECM shares: one set, each index once (the kernel's merge checks that they are of one state).
-        if let first = kernels.first?.shareInfo() {
+        // ECM shares: one set, each index once (the kernel's merge checks that they are of one state); or one share
+        // alone, run as a job of its own (Checkpoint.ecmShares(count:)).
+        if let first = kernels.first?.shareInfo(), kernels.count > 1 {
             var seen = Set<Int>()
             for kernel in kernels {
                 guard let info = kernel.shareInfo(), info.count == kernels.count, seen.insert(info.index).inserted else {
@@ -255,11 +259,11 @@ public struct Checkpoint: Sendable, Hashable, Codable, CustomStringConvertible {
     public static func == (lhs: Checkpoint, rhs: Checkpoint) -> Bool { lhs.text == rhs.text }
     public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 
-    private static func malformed(_ reason: String) -> PrimeKitError {
+    static func malformed(_ reason: String) -> PrimeKitError {
         PrimeKitError(code: .invalidCheckpoint, message: "checkpoint is malformed: \(reason)")
     }
 
-    private static func inconsistent(_ reason: String) -> PrimeKitError {
+    static func inconsistent(_ reason: String) -> PrimeKitError {
         PrimeKitError(code: .inconsistentCheckpoint, message: "checkpoint is inconsistent: \(reason)")
     }
 

@@ -205,6 +205,23 @@ final class KernelJob: @unchecked Sendable {
         return (Int(index), Int(count), found != 0)
     }
 
+    /// The result of a share run alone, once it is over: the factors known when the shares were made, the
+    /// cofactor as it stood, and the share's place, whether it found a factor and its final checkpoint. Nil for a
+    /// job that is no ECM share.
+    func ecmShareResult(candidate knownCandidate: String) throws(PrimeKitError) -> FactorResult? {
+        guard complete, let info = shareInfo() else { return nil }
+        let factors = try factors(count: progress().factorsFound)
+        let cofactor = try Self.readString { pk_job_cofactor(handle, $0, $1, $2) }
+        let checkpoint = Checkpoint(kind: .factor, pieces: [try Checkpoint.Piece(self)])
+        return FactorResult(
+            candidate: knownCandidate, factors: factors, cofactor: cofactor, cofactorStatus: .composite,
+            complete: false, isPrime: false,
+            certainty: factors.contains { $0.certainty == .probable } ? .probable : .proven, parts: [],
+            mode: .complete,
+            ecmShare: EcmShareOutcome(index: info.index, count: info.count, found: info.found,
+                                      checkpoint: checkpoint.text))
+    }
+
     /// The job the shares stand for, continued (`pk_job_ecm_merge`).
     static func mergeShares(_ shares: [KernelJob]) throws(PrimeKitError) -> KernelJob {
         var out: OpaquePointer?

@@ -84,7 +84,10 @@ extension Scheduler {
     /// Whether a deque entry may run now (its job's lock is held). An entry of a job waiting to come to rest (pause,
     /// cancel, checkpoint) is held: dropped from the deque and re-queued when the job settles.
     func isDispatchable(_ entry: ReadyEntry, _ core: inout JobCore) -> Bool {
-        guard core.pieces.read(entry.piece, { $0.queued && $0.token == entry.token }) else { return false }
+        // A job's pieces can become fewer while entries of the old ones wait (ECM shares merged into one job).
+        guard entry.piece < core.pieces.count,
+              core.pieces.read(entry.piece, { $0.queued && $0.token == entry.token })
+        else { return false }
         if core.holdRequested || !(core.state == .ready || core.state == .running) {
             core.pieces.update(entry.piece) { $0.queued = false }
             return false

@@ -361,6 +361,8 @@ extension Scheduler {
 
     /// Turns a finished kernel job into the answer for the job's kind.
     static func buildResult(kind: JobKind, kernel: KernelJob, candidate: String) throws(PrimeKitError) -> JobResult {
+        // A share checkpoint run as a job: it is over, and its outcome goes to a merge (Checkpoint.mergingEcmShares).
+        if let share = try kernel.ecmShareResult(candidate: candidate) { return .factorization(share) }
         let factorization = try kernel.factorResult(candidate: candidate)
         switch kind {
         case .factor, .factorRange:

@@ -92,6 +92,28 @@ public enum Certainty: String, Sendable, Hashable, Codable {
     case probable
 }
 
+/// What a job that ran one ECM share alone (a share checkpoint submitted as a job) ended with: its place in the
+/// set, whether it found a factor, and its final checkpoint, which ``Checkpoint/mergingEcmShares(_:)`` combines with
+/// the other shares' into the job they stand for.
+public struct EcmShareOutcome: Sendable, Hashable, Codable {
+    /// The share's index, 0 ..< count.
+    public let index: Int
+    /// How many shares the set has.
+    public let count: Int
+    /// The share found a factor of the part (the other shares may then be stopped and merged).
+    public let found: Bool
+    /// The share's checkpoint as it ended (``Checkpoint/text``).
+    public let checkpoint: String
+
+    /// Creates an outcome.
+    public init(index: Int, count: Int, found: Bool, checkpoint: String) {
+        self.index = index
+        self.count = count
+        self.found = found
+        self.checkpoint = checkpoint
+    }
+}
+
 /// The answer of a `factor` job (docs/protocol.md, "Factor result").
 public struct FactorResult: Sendable, Hashable, Codable {
     /// The candidate, decimal.
@@ -137,11 +159,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
     public let parts: [CompositePart]
     /// How the answer was computed.
     public let mode: FactorMode
+    /// Set only for a job that ran one ECM share alone: the share is over. The result then holds the factors known
+    /// when the shares were made and the cofactor as it stood, `complete` false; the answer comes from merging.
+    public let ecmShare: EcmShareOutcome?
 
     /// Creates a result.
     public init(candidate: String, factors: [PrimeFactor], cofactor: String, cofactorStatus: CofactorStatus,
                 complete: Bool, isPrime: Bool?, certainty: Certainty, parts: [CompositePart] = [],
-                mode: FactorMode = .trialDivision) {
+                mode: FactorMode = .trialDivision, ecmShare: EcmShareOutcome? = nil) {
         self.storedCandidate = candidate
         self.storedFactors = .list(factors)
         self.cofactor = cofactor
@@ -151,6 +176,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.certainty = certainty
         self.parts = parts
         self.mode = mode
+        self.ecmShare = ecmShare
     }
 
     /// The engine's result for 2 <= candidate < 2^32: complete, proven, the factors written out when read.
@@ -164,12 +190,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.certainty = .proven
         self.parts = []
         self.mode = answer.mode
+        self.ecmShare = nil
     }
 
     public static func == (lhs: FactorResult, rhs: FactorResult) -> Bool {
         lhs.candidate == rhs.candidate && lhs.factors == rhs.factors && lhs.cofactor == rhs.cofactor
             && lhs.cofactorStatus == rhs.cofactorStatus && lhs.complete == rhs.complete && lhs.isPrime == rhs.isPrime
             && lhs.certainty == rhs.certainty && lhs.parts == rhs.parts && lhs.mode == rhs.mode
+            && lhs.ecmShare == rhs.ecmShare
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -182,10 +210,11 @@ public struct FactorResult: Sendable, Hashable, Codable {
         hasher.combine(certainty)
         hasher.combine(parts)
         hasher.combine(mode)
+        hasher.combine(ecmShare)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty, parts, mode
+        case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty, parts, mode, ecmShare
     }
 
     public init(from decoder: any Decoder) throws {
@@ -200,6 +229,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
         // Results written before complete answers have neither key: trial division, no parts.
         parts = try container.decodeIfPresent([CompositePart].self, forKey: .parts) ?? []
         mode = try container.decodeIfPresent(FactorMode.self, forKey: .mode) ?? .trialDivision
+        ecmShare = try container.decodeIfPresent(EcmShareOutcome.self, forKey: .ecmShare)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -213,5 +243,6 @@ public struct FactorResult: Sendable, Hashable, Codable {
         try container.encode(certainty, forKey: .certainty)
         try container.encode(parts, forKey: .parts)
         try container.encode(mode, forKey: .mode)
+        try container.encodeIfPresent(ecmShare, forKey: .ecmShare)
     }
 }

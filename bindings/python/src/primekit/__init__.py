@@ -10,14 +10,14 @@ from .client import Client, EventStream, Job, __version__
 from .errors import BridgeClosedError, ExecutableNotFoundError, InvalidParamsError, PrimeKitError
 from .progress import track
 from .range import RangeIterator, RangeJobCancelledError
-from .types import (Certainty, CompositePart, EcmPosition, EngineEvent, FactorResult, JobResult, Mode, PrimalityResult,
-                    PrimeFactor, Priority, Progress, RangeBlock, RangeSummary, Stage, State, StoppedJob)
+from .types import (Certainty, CompositePart, EcmPosition, EcmShare, EngineEvent, FactorResult, JobResult, Mode,
+                    PrimalityResult, PrimeFactor, Priority, Progress, RangeBlock, RangeSummary, Stage, State, StoppedJob)
 from .aio import AsyncClient, AsyncJob, AsyncEventStream
 
 __all__ = [
     "AsyncClient", "AsyncEventStream", "AsyncJob", "BridgeClosedError", "Certainty", "Client", "CompositePart",
-    "EcmPosition", "EngineEvent", "EventStream", "ExecutableNotFoundError", "FactorResult", "InvalidParamsError", "Job", "JobResult",
-    "Mode", "PrimalityResult", "PrimeFactor", "PrimeKitError", "Priority", "Progress", "RangeBlock", "RangeIterator",
-    "RangeJobCancelledError", "RangeSummary", "Stage", "State", "StoppedJob",
+    "EcmPosition", "EcmShare", "EngineEvent", "EventStream", "ExecutableNotFoundError", "FactorResult",
+    "InvalidParamsError", "Job", "JobResult", "Mode", "PrimalityResult", "PrimeFactor", "PrimeKitError", "Priority",
+    "Progress", "RangeBlock", "RangeIterator", "RangeJobCancelledError", "RangeSummary", "Stage", "State", "StoppedJob",
     "__version__", "find_executable", "track",
 ]

@@ -42,13 +42,17 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 from . import _numbers
 from .client import Client as BridgeClient
 from .client import effort_params
+from .errors import PrimeKitError
 from .types import FactorResult, JobResult, Mode, PrimeFactor
 
-__all__ = ["CHECKPOINT_FORMAT", "DistributedJob", "factor", "map_candidates", "resume", "submit", "worker_bridge"]
+__all__ = ["CHECKPOINT_FORMAT", "CompleteJob", "DistributedJob", "factor", "map_candidates", "resume", "submit",
+           "submit_complete", "worker_bridge"]
 
 #: The ``format`` member of a combined checkpoint document.
 CHECKPOINT_FORMAT = "primekit-dask-checkpoint"
 _CHECKPOINT_VERSION = 1
+# A complete job's document (kind "complete"); trial-division documents keep version 1.
+_COMPLETE_VERSION = 2
 
 # The default bound of a factor job when none is given: √n, at most 2^32 (as the bridge does).
 _DEFAULT_BOUND_CAP = 2**32
@@ -197,6 +201,108 @@ def _run_complete(candidate: str, effort: dict[str, Any], executable: str | None
     bridge = worker_bridge(executable, serve_args)
     job = bridge._submit({"kind": "factor", "candidate": candidate, "mode": "complete", **effort})
     return cast(FactorResult, job.result())
+
+
+# MARK: - Complete jobs: ECM shares over the cluster
+
+# How often a task of a complete job looks at its run's control variable: a share that found a factor stops the
+# others within about this long (plus one bridge slice).
+_SHARE_TICK = 0.05
+
+
+def _run_phase(spec: dict[str, Any]) -> dict[str, Any]:
+    """The part of a distributed complete job between two rounds of ECM shares, run as a Dask task.
+
+    It merges the checkpoints of the last round's shares when given (``checkpoint/merge``), then runs the job on
+    the worker's bridge until it ends (``done``, with its result), the run's control says stop (``stopped``, with
+    its checkpoint), or its next piece is an ECM piece: it is then stopped and cut into ``count`` share
+    checkpoints (``shares``). A job whose checkpoint already stands in ECM is cut at once.
+    """
+    worker = get_worker()
+    base = {"pid": os.getpid(), "worker": worker.address}
+    bridge = worker_bridge(spec["executable"], spec["serve_args"])
+    control = Variable(_control_name(spec["run"]))
+    checkpoint: str | None = spec.get("checkpoint")
+    count: int = spec["count"]
+    if spec.get("merge"):
+        checkpoint = bridge.request("checkpoint/merge", {"shares": spec["merge"]})["checkpoint"]
+    if _read(control, "cancel") != "run":
+        return {**base, "state": "stopped", "checkpoint": checkpoint}
+
+    def split(text: str) -> list[str] | None:
+        try:
+            return cast(list[str], bridge.request("checkpoint/split", {"checkpoint": text, "count": count})["shares"])
+        except PrimeKitError as error:
+            if error.code == 1002:  # its next piece is not an ECM piece
+                return None
+            raise
+
+    if checkpoint is not None and count >= 2:
+        shares = split(checkpoint)
+        if shares is not None:
+            return {**base, "state": "shares", "shares": shares}
+    while True:
+        if checkpoint is not None:
+            job = bridge._submit({"checkpoint": checkpoint})
+        else:
+            job = bridge._submit({"kind": "factor", "candidate": spec["candidate"], "mode": "complete",
+                                  **spec["effort"]})
+        while True:
+            try:
+                return {**base, "state": "done", "result": job.result(timeout=_SHARE_TICK)}
+            except FutureTimeoutError:
+                pass
+            except CancelledError:  # not by this task: e.g. a queue/reset on the bridge
+                raise RuntimeError(f"the bridge job of a complete job was cancelled on {worker.address}") from None
+            if _read(control, "cancel") != "run":
+                if job.cancel():
+                    return {**base, "state": "stopped", "checkpoint": job.checkpoint}
+                continue  # it ended meanwhile: take its result
+            if count < 2:
+                continue
+            try:
+                status = bridge.request("job/status", {"jobId": job.job_id})
+            except Exception:  # it ended between the two looks: its result comes next
+                continue
+            if status.get("stage") != "ecm" or not job.cancel():
+                continue
+            checkpoint = job.checkpoint
+            if checkpoint is None:
+                raise RuntimeError("a cancelled bridge job gave no checkpoint")
+            shares = split(checkpoint)
+            if shares is not None:
+                return {**base, "state": "shares", "shares": shares}
+            break  # it had left ECM before it stopped: on from its checkpoint
+
+
+def _run_share(spec: dict[str, Any]) -> dict[str, Any]:
+    """One ECM share of a complete job, run as a Dask task on its worker's bridge until it is over (it found a
+    factor — it then tells the other shares to stop — or its curves are done) or the run's control says stop."""
+    worker = get_worker()
+    control = Variable(_control_name(spec["run"]))
+    base = {"index": spec["index"], "pid": os.getpid(), "worker": worker.address}
+    if _read(control, "cancel") != "run":
+        return {**base, "state": "interrupted", "started": False, "checkpoint": spec["checkpoint"]}
+    bridge = worker_bridge(spec["executable"], spec["serve_args"])
+    job = bridge._submit({"checkpoint": spec["checkpoint"]})
+    while True:
+        try:
+            result = cast(FactorResult, job.result(timeout=_SHARE_TICK))
+            break
+        except FutureTimeoutError:
+            pass
+        except CancelledError:  # not by this task: e.g. a queue/reset on the bridge
+            raise RuntimeError(f"the bridge job of ECM share {spec['index']} was cancelled on {worker.address}") \
+                from None
+        if _read(control, "cancel") != "run" and job.cancel():
+            return {**base, "state": "interrupted", "started": True, "checkpoint": job.checkpoint}
+    share = result.get("ecmShare")
+    if share is None:
+        raise RuntimeError("the bridge ran an ECM share as a whole job (it needs protocol minor 3)")
+    if share["found"]:
+        control.set("stop")  # the other shares stop at their next look, without a round trip through the client
+    return {**base, "state": "found" if share["found"] else "over", "started": True,
+            "checkpoint": share["checkpoint"]}
 
 
 def _run_block(kind: str, candidates: list[str], from_: str | None, bound: str | None, executable: str | None,
@@ -630,6 +736,210 @@ class DistributedJob:
                            "chunks": chunks})
 
 
+class CompleteJob:
+    """A complete factorization spread over a Dask cluster (from :func:`submit_complete`, :func:`factor` of a big
+    number, or :func:`resume`): the job runs on one worker until its next piece is ECM, then its curves run as
+    ECM shares, one Dask task per share on the workers' bridges; when one finds a factor the others stop, the
+    shares are merged and the job goes on (another composite part is cut again).
+
+    :meth:`result` waits for the :class:`~primekit.types.FactorResult` (equal to a local ``Client().factor(n)``);
+    :meth:`pause` stops everything at one combined checkpoint document, :meth:`resume` goes on, :meth:`cancel`
+    stops it all. :attr:`rounds` tells what ran: one entry per Dask task round.
+    """
+
+    def __init__(self, candidate: int, *, client: distributed.Client, shares: int | None, effort: dict[str, Any],
+                 executable: str | None, serve_args: Sequence[str], on_progress: Callable[[float], None] | None,
+                 checkpoint: str | None = None) -> None:
+        self.candidate = candidate
+        self._client = client
+        self._decimal = _numbers.to_decimal(candidate)
+        self._effort = dict(effort)
+        self._executable = executable
+        self._serve_args = list(serve_args)
+        self._on_progress = on_progress
+        self._slots = [address for address, threads in sorted(client.nthreads().items()) for _ in range(threads)]
+        self._count = shares if shares is not None else max(1, len(self._slots))
+        if self._count < 1 or self._count > 64:
+            raise ValueError(f"shares must be between 1 and 64, got {self._count}")
+        self._token = uuid.uuid4().hex[:12]
+        self._cond = threading.Condition()
+        self._future: Future[FactorResult] = Future()
+        self._job_checkpoint = checkpoint  # where the job stands between runs (None: not started)
+        self._document: str | None = None
+        self._run = ""
+        self._rounds: list[dict[str, Any]] = []
+        self._pause_requested = False
+        self._paused = False
+        self._driver = threading.Thread(target=self._drive, name=f"primekit-dask-{self._token}", daemon=True)
+        self._driver.start()
+
+    def __repr__(self) -> str:
+        return f"<primekit.dask.CompleteJob {self._token} {self._count} shares>"
+
+    # MARK: Public
+
+    @property
+    def checkpoint(self) -> str | None:
+        """The combined checkpoint document of the last :meth:`pause`."""
+        return self._document
+
+    @property
+    def rounds(self) -> list[dict[str, Any]]:
+        """One entry per round of Dask tasks: ``{"kind": "phase", "state", "pid", "worker", "seconds"}`` for the
+        job run whole (``state``: ``done``, ``stopped``, ``shares``), ``{"kind": "shares", "shares": [...],
+        "seconds"}`` for a round of ECM shares, each ``{index, state, started, pid, worker}`` with ``state``
+        ``found`` (it found a factor), ``over`` (its curves were done), or ``interrupted`` (stopped by another's
+        factor, or by pause/cancel). ``seconds``: the round's wall time, from submission to the last result (a
+        round of shares still running has ``"shares": []`` and no ``seconds``)."""
+        with self._cond:
+            return [dict(entry) for entry in self._rounds]
+
+    def result(self, timeout: float | None = None) -> FactorResult:
+        """The complete result (or the partial one an effort limit leaves); ``CancelledError`` after
+        :meth:`cancel`; a task's error (after Dask's retries)."""
+        return self._future.result(timeout)
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def progress(self) -> float:
+        """0 until the result is there, then 1."""
+        return 1.0 if self._future.done() else 0.0
+
+    def wait_for(self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float | None = None) -> bool:
+        """Waits until ``predicate(self.rounds)`` is true (checked whenever a round starts or ends) or the job has
+        ended; returns the predicate's last value."""
+        with self._cond:
+            self._cond.wait_for(lambda: predicate(self._rounds) or self._future.done(), timeout)
+            return predicate(self._rounds)
+
+    def pause(self, timeout: float | None = None) -> str:
+        """Stops every running task at a checkpoint (running shares are merged into one job checkpoint), waits
+        for them, and returns the combined checkpoint document (``docs/dask.md``). ``RuntimeError`` when the job
+        has ended."""
+        with self._cond:
+            if self._future.done():
+                raise RuntimeError("the job has ended: there is nothing to pause")
+            if not self._paused:
+                self._pause_requested = True
+                if self._run:
+                    Variable(_control_name(self._run), client=self._client).set("pause")
+                if not self._cond.wait_for(lambda: self._paused or self._future.done(), timeout):
+                    raise TimeoutError(f"the tasks did not stop within {timeout} s")
+                if not self._paused:
+                    raise RuntimeError("the job ended before it could pause")
+            return cast(str, self._document)
+
+    def resume(self) -> None:
+        """Goes on after :meth:`pause`, from the combined checkpoint."""
+        with self._cond:
+            if self._paused and not self._future.done():
+                self._paused = False
+                self._cond.notify_all()
+
+    def cancel(self) -> bool:
+        """Cancels the job: running tasks stop their bridge jobs. Returns False when it had already ended."""
+        with self._cond:
+            if self._future.done():
+                return self._future.cancelled()
+            if self._run:
+                Variable(_control_name(self._run), client=self._client).set("cancel")
+            self._future.cancel()
+            self._cond.notify_all()
+            return True
+
+    # MARK: Driving
+
+    def _next_run(self) -> str | None:
+        """A new run (its control variable set), after waiting while paused; None once the job has ended."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._paused or self._future.done())
+            if self._future.done():
+                return None
+            self._run = f"{self._token}-{uuid.uuid4().hex[:8]}"
+            order = "pause" if self._pause_requested else "run"
+            Variable(_control_name(self._run), client=self._client).set(order)
+            return self._run
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._cond:
+            self._rounds.append(entry)
+            self._cond.notify_all()
+
+    def _drive(self) -> None:
+        merge: list[str] | None = None
+        try:
+            while True:
+                run = self._next_run()
+                if run is None:
+                    return
+                spec = {"run": run, "candidate": self._decimal, "effort": self._effort, "count": self._count,
+                        "checkpoint": self._job_checkpoint, "merge": merge, "executable": self._executable,
+                        "serve_args": self._serve_args}
+                started = time.monotonic()
+                outcome: dict[str, Any] = self._client.submit(_run_phase, spec, key=f"primekit-phase-{run}",
+                                                              pure=False, retries=2).result()
+                merge = None
+                self._record({"kind": "phase", "state": outcome["state"], "pid": outcome["pid"],
+                              "worker": outcome["worker"], "seconds": time.monotonic() - started})
+                if outcome["state"] == "done":
+                    self._end(cast(FactorResult, outcome["result"]))
+                    return
+                if outcome["state"] == "stopped":
+                    self._stopped(outcome["checkpoint"])
+                    continue
+                merge = self._share_round(outcome["shares"])
+                if merge is None:
+                    return
+        except BaseException as error:  # a failure here must not leave result() waiting for ever
+            with self._cond:
+                if not self._future.done():
+                    self._future.set_exception(error)
+                self._cond.notify_all()
+
+    def _share_round(self, shares: list[str]) -> list[str] | None:
+        """Runs one round of shares; returns their final checkpoints (None when the job was cancelled)."""
+        run = self._next_run()
+        if run is None:
+            return None
+        started = time.monotonic()
+        futures = []
+        for index, share in enumerate(shares):
+            spec = {"run": run, "index": index, "checkpoint": share, "executable": self._executable,
+                    "serve_args": self._serve_args}
+            where = [self._slots[index % len(self._slots)]] if self._slots else None
+            futures.append(self._client.submit(_run_share, spec, key=f"primekit-share-{run}-{index}", pure=False,
+                                               retries=2, workers=where, allow_other_workers=True))
+        self._record({"kind": "shares", "shares": []})
+        outcomes: list[dict[str, Any]] = [future.result() for future in futures]
+        with self._cond:
+            self._rounds[-1] = {"kind": "shares", "shares": [{key: o[key] for key in ("index", "state", "started",
+                                                                                    "pid", "worker")}
+                                                            for o in outcomes],
+                              "seconds": time.monotonic() - started}
+            self._cond.notify_all()
+        return [cast(str, o["checkpoint"]) for o in outcomes]
+
+    def _stopped(self, checkpoint: str | None) -> None:
+        with self._cond:
+            self._job_checkpoint = checkpoint
+            if self._pause_requested:
+                self._pause_requested = False
+                self._paused = True
+                self._document = json.dumps({"format": CHECKPOINT_FORMAT, "version": _COMPLETE_VERSION,
+                                             "kind": "complete", "candidate": self._decimal, "effort": self._effort,
+                                             "checkpoint": checkpoint})
+            self._cond.notify_all()
+
+    def _end(self, result: FactorResult) -> None:
+        with self._cond:
+            if not self._future.done():
+                self._future.set_result(result)
+            self._cond.notify_all()
+        if self._on_progress is not None:
+            self._on_progress(1.0)
+
+
 # MARK: - Entry points
 
 def _split(start: int, stop: int, chunks: int) -> list[tuple[int, int]]:
@@ -708,10 +1018,12 @@ def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: 
     """The factorization of ``n`` computed on the Dask cluster, equal to a local ``Client().factor(n, ...)`` with
     the same arguments.
 
-    Without ``from_`` and ``bound`` (and unless ``mode="trial"``) the answer is complete, as the bridge gives it:
-    one Dask task runs a complete job, with the effort limits ``ecm_digits``, ``work_limit``, ``time_limit_ms``,
-    on a worker's bridge (a task whose worker dies starts again from the beginning elsewhere; ``chunks``,
-    ``chunk_size`` and ``checkpoint_interval`` do not apply; ``on_progress`` is called once, with 1.0, at the end).
+    Without ``from_`` and ``bound`` (and unless ``mode="trial"``) the answer is complete, as the bridge gives it,
+    with the effort limits ``ecm_digits``, ``work_limit``, ``time_limit_ms``: from 2^128 on (and without a time
+    limit) it is ``submit_complete(...).result()``, the ECM curves of each composite part spread over the cluster;
+    below, or with a time limit, one Dask task runs the job on a worker's bridge (a task whose worker dies starts
+    again from the beginning elsewhere). ``chunks``, ``chunk_size`` and ``checkpoint_interval`` do not apply;
+    ``on_progress`` is called once, with 1.0, at the end.
     With a range, or ``mode="trial"``, it is ``submit(...).result()``: trial division cut into chunks (the effort
     limits do not apply there: ``ValueError``).
     """
@@ -721,6 +1033,9 @@ def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: 
         if not isinstance(n, int) or n < 2:
             raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
         effort = effort_params(ecm_digits, work_limit, time_limit_ms)
+        if n >= _SHARED_FROM and time_limit_ms is None:
+            return submit_complete(n, ecm_digits=ecm_digits, work_limit=work_limit, client=client,
+                                   on_progress=on_progress, executable=executable, serve_args=serve_args).result()
         task = _default_client(client).submit(_run_complete, _numbers.to_decimal(n), effort, executable,
                                               list(serve_args), pure=False, retries=2)
         result = cast(FactorResult, task.result())
@@ -735,14 +1050,47 @@ def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: 
                   serve_args=serve_args).result()
 
 
+# Below 2^128 the kernel's batch call answers a complete job in milliseconds: nothing to spread.
+_SHARED_FROM = 2**128
+
+
+def submit_complete(n: int, *, ecm_digits: int | None = None, work_limit: int | None = None,
+                    shares: int | None = None, client: distributed.Client | None = None,
+                    on_progress: Callable[[float], None] | None = None, executable: str | None = None,
+                    serve_args: Sequence[str] = ()) -> CompleteJob:
+    """Starts a complete factorization of ``n`` on the cluster and returns its :class:`CompleteJob` at once.
+
+    The job runs on one worker until its next piece is ECM; then ``shares`` Dask tasks (default: one per worker
+    thread of the cluster) each run a share of the curves on their worker's bridge. The first share to find a
+    factor stops the others; the shares are merged and the job goes on. With ``shares=1`` it runs whole on one
+    worker. ``ecm_digits`` and ``work_limit`` are the effort limits of :meth:`primekit.Client.factor` (the
+    shares split the work limit).
+    """
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
+    return CompleteJob(n, client=_default_client(client), shares=shares,
+                       effort=effort_params(ecm_digits, work_limit, None), executable=executable,
+                       serve_args=serve_args, on_progress=on_progress)
+
+
 def resume(checkpoint: str, *, client: distributed.Client | None = None,
            on_progress: Callable[[float], None] | None = None, checkpoint_interval: float = 0.5,
-           executable: str | None = None, serve_args: Sequence[str] = ()) -> DistributedJob:
-    """Goes on from a combined checkpoint document (:meth:`DistributedJob.pause` or ``.checkpoint``), in this
-    process or another one: done chunks are kept, every other chunk continues from its own checkpoint."""
+           executable: str | None = None, serve_args: Sequence[str] = ()) -> DistributedJob | CompleteJob:
+    """Goes on from a combined checkpoint document (``pause()`` or ``.checkpoint``), in this process or another
+    one. A trial-division document (version 1) gives a :class:`DistributedJob`: done chunks are kept, every other
+    chunk continues from its own checkpoint. A complete job's (version 2, ``"kind": "complete"``) gives a
+    :class:`CompleteJob` that goes on from its job checkpoint, its ECM curves cut over this cluster's workers."""
     document = json.loads(checkpoint)
     if not isinstance(document, dict) or document.get("format") != CHECKPOINT_FORMAT:
         raise ValueError("not a primekit.dask checkpoint document")
+    if document.get("version") == _COMPLETE_VERSION and document.get("kind") == "complete":
+        job_checkpoint = document.get("checkpoint")
+        effort = document.get("effort") or {}
+        if not isinstance(job_checkpoint, (str, type(None))) or not isinstance(effort, dict):
+            raise ValueError("a malformed primekit.dask checkpoint document")
+        return CompleteJob(_numbers.to_int(document["candidate"]), client=_default_client(client), shares=None,
+                           effort=effort, executable=executable, serve_args=serve_args, on_progress=on_progress,
+                           checkpoint=job_checkpoint)
     if document.get("version") != _CHECKPOINT_VERSION:
         raise ValueError(f"unsupported primekit.dask checkpoint version {document.get('version')!r}")
     ranges: list[tuple[int, int]] = []

@@ -54,6 +54,16 @@ class CompositePart(TypedDict):
     method: Literal["split", "ecm", "qs", "none"]
 
 
+class EcmShare(TypedDict):
+    """In the result of a job that ran one ECM share checkpoint (``checkpoint/split``, protocol minor 3): the
+    share is over. ``found``: it found a factor; ``checkpoint``: where it ended, for ``checkpoint/merge``."""
+
+    index: int
+    count: int
+    found: bool
+    checkpoint: str
+
+
 class FactorResult(TypedDict):
     """The result of a ``factor`` job.
 
@@ -73,6 +83,7 @@ class FactorResult(TypedDict):
     certainty: Certainty
     mode: NotRequired[Mode]
     parts: NotRequired[list[CompositePart]]
+    ecmShare: NotRequired[EcmShare]
 
 
 class PrimalityResult(TypedDict):

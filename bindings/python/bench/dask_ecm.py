@@ -1,0 +1,170 @@
+"""A complete factorization whose ECM curves run as shares over Dask: a 60-digit product of a 25-digit and a
+35-digit prime (one pair per seed), factored by ``primekit.dask.factor`` on a LocalCluster of 1 and of 2 worker
+processes (one thread each, each worker's bridge with ``--workers 1``: one core per Dask worker), and by one local
+``primekit serve`` with its default workers (all the machine's cores, sharing the curves between its own threads)
+as a reference. With 2 workers the curves of each ECM pass run as 2 shares; with 1 the job runs whole.
+
+The machine may be shared: before the first seed the script waits (polling ``/proc/loadavg``, at most
+``--max-wait`` seconds) until the 1-minute load average is at most ``--quiet-load``. For each seed the three runs
+follow each other in a rotating order; the per-seed ratios are of the same seed, and the medians are printed,
+with the 2-worker runs' time in rounds of shares (ECM) and in the rest (trial division, the quadratic sieve).
+
+    PRIMEKIT_BIN=/path/to/primekit python bench/dask_ecm.py [--seeds 5] [--digits 60] [--factor-digits 25]
+        [--quiet-load 2.0] [--max-wait 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import distributed
+
+import primekit.dask as pkdask
+from primekit import Client, FactorResult
+
+SERVE_ARGS = ["--workers", "1"]
+
+
+def is_prime(n: int) -> bool:
+    """Miller-Rabin with the first 16 prime bases (only for making test numbers)."""
+    if n < 2:
+        return False
+    bases = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]
+    for p in bases:
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def prime_of(digits: int, rng: random.Random) -> int:
+    n = rng.randrange(10 ** (digits - 1), 10**digits) | 1
+    while not is_prime(n):
+        n += 2
+    return n
+
+
+def wait_for_quiet(threshold: float, limit: float) -> tuple[float, float]:
+    """Polls the 1-minute load average every 10 s until it is at most ``threshold`` or ``limit`` seconds have
+    passed; returns (seconds waited, the last load average)."""
+    start = time.monotonic()
+    load = os.getloadavg()[0]
+    while load > threshold and time.monotonic() - start < limit:
+        time.sleep(min(10.0, max(0.0, limit - (time.monotonic() - start))))
+        load = os.getloadavg()[0]
+    return time.monotonic() - start, load
+
+
+def timed_local(client: Client, n: int) -> tuple[float, FactorResult, dict[str, float]]:
+    start = time.perf_counter()
+    result = client.factor(n)
+    return time.perf_counter() - start, result, {}
+
+
+def timed_dask(client: Any, n: int) -> tuple[float, FactorResult, dict[str, float]]:
+    start = time.perf_counter()
+    job = pkdask.submit_complete(n, client=client, serve_args=SERVE_ARGS)
+    result = job.result()
+    took = time.perf_counter() - start
+    rounds = job.rounds
+    shares = sum(entry["seconds"] for entry in rounds if entry["kind"] == "shares")
+    found = any(share["state"] == "found" for entry in rounds if entry["kind"] == "shares" for share in entry["shares"])
+    return took, result, {"shares": shares, "rounds": float(sum(entry["kind"] == "shares" for entry in rounds)),
+                          "found": float(found)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--digits", type=int, default=60)
+    parser.add_argument("--factor-digits", type=int, default=25)
+    parser.add_argument("--quiet-load", type=float, default=2.0,
+                        help="wait until the 1-minute load average is at most this before the first seed")
+    parser.add_argument("--max-wait", type=float, default=300, help="wait at most this many seconds for it")
+    options = parser.parse_args()
+    numbers = []
+    for seed in range(1, options.seeds + 1):
+        rng = random.Random(seed)
+        numbers.append((prime_of(options.factor_digits, rng), prime_of(options.digits - options.factor_digits, rng)))
+    print(f"{options.seeds} numbers p{options.factor_digits} * p{options.digits - options.factor_digits} "
+          f"(seeds 1-{options.seeds}); Dask bridges' serve args {SERVE_ARGS}; {os.cpu_count()} cores", flush=True)
+    waited, load = wait_for_quiet(options.quiet_load, options.max_wait)
+    print(f"waited {waited:.0f} s for a quiet machine: load average {load:.2f} (threshold {options.quiet_load})",
+          flush=True)
+    load_before = os.getloadavg()
+    times: dict[str, list[float]] = {"local": [], "1 worker": [], "2 workers": []}
+    speedups: list[float] = []
+    against_local: list[float] = []
+    share_seconds: list[float] = []
+    rest_seconds: list[float] = []
+    loads: list[float] = []
+    with Client() as local, \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as one, distributed.Client(one) as c1, \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as two, distributed.Client(two) as c2:
+        for client in (c1, c2):  # starts every worker's bridge
+            pkdask.factor(2**128 + 1, client=client, serve_args=SERVE_ARGS)
+        names = ["local", "1 worker", "2 workers"]
+        for index, (p, q) in enumerate(numbers):
+            n = p * q
+            runs: dict[str, Callable[[], tuple[float, FactorResult, dict[str, float]]]] = {
+                "local": lambda: timed_local(local, n),
+                "1 worker": lambda: timed_dask(c1, n),
+                "2 workers": lambda: timed_dask(c2, n),
+            }
+            order = names[index % 3:] + names[:index % 3]  # each run goes first in turn
+            took: dict[str, float] = {}
+            reference: FactorResult | None = None
+            detail: dict[str, float] = {}
+            for name in order:
+                took[name], result, extra = runs[name]()
+                if name == "2 workers":
+                    detail = extra
+                reference = reference or result
+                if result != reference or [f["prime"] for f in result["factors"]] != sorted([p, q]):
+                    raise SystemExit(f"seed {index + 1}: the {name} result differs")
+                times[name].append(took[name])
+            t_local, t_one, t_two = took["local"], took["1 worker"], took["2 workers"]
+            speedups.append(t_one / t_two)
+            against_local.append(t_local / t_two)
+            share_seconds.append(detail["shares"])
+            rest_seconds.append(t_two - detail["shares"])
+            loads.append(os.getloadavg()[0])
+            print(f"seed {index + 1} ({', '.join(order)}): local {t_local:.2f} s, 1 worker {t_one:.2f} s, "
+                  f"2 workers {t_two:.2f} s (in {detail['rounds']:.0f} rounds of shares {detail['shares']:.2f} s, "
+                  f"{'a share found the factor' if detail['found'] else 'no share found it'}); "
+                  f"speed-up {t_one / t_two:.2f}, 2 workers vs local {t_local / t_two:.2f}; "
+                  f"load average {loads[-1]:.2f}", flush=True)
+    load_after = os.getloadavg()
+    for name, values in times.items():
+        print(f"median {name}: {statistics.median(values):.2f} s")
+    print(f"median 2 workers in rounds of shares: {statistics.median(share_seconds):.2f} s, the rest: "
+          f"{statistics.median(rest_seconds):.2f} s")
+    print(f"median speed-up 2 workers vs 1: {statistics.median(speedups):.2f}")
+    print(f"median local / 2 workers: {statistics.median(against_local):.2f}")
+    print(f"median load average (1 min) after each seed: {statistics.median(loads):.2f}")
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}; "
+          f"after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
