@@ -211,12 +211,13 @@ import Testing
     @Test(arguments: [1, 2]) func pauseAndRestorePast2To64GiveExactlyTheUninterruptedBlocks(workers: Int)
         async throws
     {
-        // Sieved numbers, then batch calls, then (past 2^128) complete jobs. The first range is long enough (95
+        // Sieved numbers, then batch calls, then (past 2^128) complete jobs. Each range is long enough (95 and 23
         // blocks) that the job cannot finish before its first pause, whatever the timing: blocks read (at most 4),
-        // the buffer (4) and a lane's chunk ahead (32 blocks) hold fewer.
+        // the buffer (4) and a lane's chunk ahead (at most 32 blocks of a batch chunk, one number past 2^128)
+        // hold fewer.
         let cases: [(String, String)] = [
             (String(Self.two64 - 100), String(Self.two64 + 6_000)),
-            (String(UInt128.max - 70), "340282366920938463463374607431768211460"),
+            (String(UInt128.max - 70), "340282366920938463463374607431768211476"),
         ]
         for (index, (first, last)) in cases.enumerated() {
             let queue = JobQueue.testing(workers: workers) { $0.rangeChunk = 8192 }
