@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import State
+from . import _numbers
+from .errors import PrimeKitError
+from .types import JobResult, State
 
 
 class JobRecord:
@@ -45,6 +47,17 @@ class JobRecord:
         self._wire_state = "paused"
         self._checkpoint = checkpoint = str(answer["checkpoint"])
         return checkpoint
+
+    def _record_finished(self, params: dict[str, Any]) -> JobResult | PrimeKitError | None:
+        """A ``job/finished`` notification: the state it gives, and how the job ended: its result, the error it
+        failed with, or None when it was cancelled (at the checkpoint it carries, when it has one)."""
+        self._wire_state = state = params["state"]
+        if state == "succeeded":
+            return _numbers.result(params["result"])
+        if state == "cancelled":
+            self._checkpoint = params.get("checkpoint", self._checkpoint)
+            return None
+        return PrimeKitError.from_error(params.get("error") or {})
 
     def _record_cancelled(self, answer: dict[str, Any]) -> None:
         """A ``job/cancel`` answer: the job is cancelled, at its checkpoint when it gave one."""

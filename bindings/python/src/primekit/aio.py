@@ -90,15 +90,14 @@ class AsyncJob(JobRecord, Generic[R]):
         self._wake()
 
     def _finished(self, params: dict[str, Any]) -> None:
-        self._wire_state = state = params["state"]
+        outcome = self._record_finished(params)
         if not self._future.done():
-            if state == "succeeded":
-                self._future.set_result(cast(R, _numbers.result(params["result"])))
-            elif state == "cancelled":
-                self._checkpoint = params.get("checkpoint", self._checkpoint)
+            if isinstance(outcome, PrimeKitError):
+                self._future.set_exception(outcome)
+            elif outcome is None:
                 self._future.cancel()
             else:
-                self._future.set_exception(PrimeKitError.from_error(params.get("error") or {}))
+                self._future.set_result(cast(R, outcome))
         self._wake()
 
     def _stopped(self, error: BridgeClosedError, checkpoint: str | None) -> None:

@@ -106,17 +106,16 @@ class Job(JobRecord, Future[R], Generic[R]):
         self._connection.wake()
 
     def _on_finished(self, params: dict[str, Any]) -> None:
-        self._wire_state = state = params["state"]
-        if state == "succeeded":
-            try:
-                self.set_result(cast(R, _numbers.result(params["result"])))
-            except InvalidStateError:
-                pass
-        elif state == "cancelled":
-            self._checkpoint = params.get("checkpoint", self._checkpoint)
+        outcome = self._record_finished(params)
+        if isinstance(outcome, PrimeKitError):
+            self._fail(outcome)
+        elif outcome is None:
             self._mark_cancelled()
         else:
-            self._fail(PrimeKitError.from_error(params.get("error") or {}))
+            try:
+                self.set_result(cast(R, outcome))
+            except InvalidStateError:
+                pass
         self._connection.wake()
 
     def _on_stopped(self, error: BridgeClosedError, checkpoint: str | None) -> None:
