@@ -1,5 +1,5 @@
 /// Cutting a complete job's checkpoint into ECM share checkpoints that run anywhere, and putting them together again
-/// (docs/engine.md, "ECM shares across processes").
+/// (docs/queue.md, "Shares in other processes").
 ///
 /// A share checkpoint is an ordinary job checkpoint of one piece, that piece an ECM share (kernel checkpoint version
 /// 3): submitted as a job, it runs its share's curves and finishes with a factor result whose ``FactorResult/ecmShare``
