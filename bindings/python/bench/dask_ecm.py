@@ -26,51 +26,18 @@ from typing import Any
 import distributed
 
 import primekit.dask as pkdask
+from _quiet import wait_for_quiet
 from primekit import Client, FactorResult
 
 SERVE_ARGS = ["--workers", "1"]
 
 
-def is_prime(n: int) -> bool:
-    """Miller-Rabin with the first 16 prime bases (only for making test numbers)."""
-    if n < 2:
-        return False
-    bases = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]
-    for p in bases:
-        if n % p == 0:
-            return n == p
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for a in bases:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def prime_of(digits: int, rng: random.Random) -> int:
+def prime_of(digits: int, rng: random.Random, client: Client) -> int:
+    """The first prime from a random odd number of ``digits`` digits on (the tool's primality test decides)."""
     n = rng.randrange(10 ** (digits - 1), 10**digits) | 1
-    while not is_prime(n):
+    while not client.is_prime(n):
         n += 2
     return n
-
-
-def wait_for_quiet(threshold: float, limit: float) -> tuple[float, float]:
-    """Polls the 1-minute load average every 10 s until it is at most ``threshold`` or ``limit`` seconds have
-    passed; returns (seconds waited, the last load average)."""
-    start = time.monotonic()
-    load = os.getloadavg()[0]
-    while load > threshold and time.monotonic() - start < limit:
-        time.sleep(min(10.0, max(0.0, limit - (time.monotonic() - start))))
-        load = os.getloadavg()[0]
-    return time.monotonic() - start, load
 
 
 def timed_local(client: Client, n: int) -> tuple[float, FactorResult, dict[str, float]]:
@@ -101,9 +68,11 @@ def main() -> None:
     parser.add_argument("--max-wait", type=float, default=300, help="wait at most this many seconds for it")
     options = parser.parse_args()
     numbers = []
-    for seed in range(1, options.seeds + 1):
-        rng = random.Random(seed)
-        numbers.append((prime_of(options.factor_digits, rng), prime_of(options.digits - options.factor_digits, rng)))
+    with Client() as maker:
+        for seed in range(1, options.seeds + 1):
+            rng = random.Random(seed)
+            numbers.append((prime_of(options.factor_digits, rng, maker),
+                            prime_of(options.digits - options.factor_digits, rng, maker)))
     print(f"{options.seeds} numbers p{options.factor_digits} * p{options.digits - options.factor_digits} "
           f"(seeds 1-{options.seeds}); Dask bridges' serve args {SERVE_ARGS}; {os.cpu_count()} cores", flush=True)
     waited, load = wait_for_quiet(options.quiet_load, options.max_wait)

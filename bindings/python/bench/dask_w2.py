@@ -27,6 +27,7 @@ import distributed
 
 import primekit.dask as pkdask
 from primekit import Client, FactorResult
+from _quiet import wait_for_quiet
 
 PLANTED = [3, 7, 9973, 104729, 1000003, 9999991]
 
@@ -44,17 +45,6 @@ def timed_local(client: Client, n: int, bound: int) -> tuple[float, FactorResult
     start = time.perf_counter()
     result = client.factor(n, bound=bound)
     return time.perf_counter() - start, result
-
-
-def wait_for_quiet(threshold: float, limit: float) -> tuple[float, float]:
-    """Polls the 1-minute load average every 10 s until it is at most ``threshold`` or ``limit`` seconds have
-    passed; returns (seconds waited, the last load average)."""
-    start = time.monotonic()
-    load = os.getloadavg()[0]
-    while load > threshold and time.monotonic() - start < limit:
-        time.sleep(min(10.0, max(0.0, limit - (time.monotonic() - start))))
-        load = os.getloadavg()[0]
-    return time.monotonic() - start, load
 
 
 def timed_dask(client: Any, n: int, bound: int, chunks: int | None, serve_args: list[str],

@@ -24,6 +24,7 @@ except ImportError:
 import primekit.dask as pkdask
 
 from conftest import GUARD
+from dask_support import dask_client, local, start_cluster  # noqa: F401 (fixtures)
 
 MERSENNE_61 = 2**61 - 1
 MERSENNE_89 = 2**89 - 1
@@ -33,29 +34,6 @@ MERSENNE_89 = 2**89 - 1
 # wait for can end before a pause or a kill lands.)
 ENDLESS = 10**30 + 57
 ENDLESS_BOUND = 10**13
-
-
-def _cluster(executable: str) -> tuple[Any, Any]:
-    os.environ["PRIMEKIT_BIN"] = executable  # the worker processes inherit it and find their bridge with it
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-    return cluster, distributed.Client(cluster)
-
-
-@pytest.fixture(scope="module")
-def dask_client(executable: str) -> Iterator[Any]:
-    cluster, client = _cluster(executable)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
-@pytest.fixture(scope="module")
-def local(executable: str) -> Iterator[Client]:
-    with Client(executable) as client:
-        yield client
-
 
 
 @pytest.mark.parametrize(("n", "bound"), [
@@ -189,7 +167,7 @@ def test_progress_increases_to_one(dask_client: Any, local: Client) -> None:
 
 
 def test_a_killed_worker_loses_only_the_work_since_its_checkpoint(executable: str) -> None:
-    cluster, client = _cluster(executable)
+    cluster, client = start_cluster(executable)
     try:
         pids: dict[str, int] = client.run(os.getpid)
         job = pkdask.submit(ENDLESS, bound=ENDLESS_BOUND, chunks=2, client=client, checkpoint_interval=0.2)

@@ -5,8 +5,6 @@ run resumes from the combined document in a new cluster to the same answer."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ except ImportError:
 import primekit.dask as pkdask
 
 from conftest import GUARD
+from dask_support import dask_client, local, start_cluster  # noqa: F401 (fixtures)
 
 # 61 digits with a 16-digit factor: ECM finds it in well under a second.
 N16 = 3136829524542719 * 955812480096314879617956987616869321439743449
@@ -32,28 +31,6 @@ N21 = 192925393275891119567 * 181893375405980552852944293490503935891
 N22 = 1561233319067789651671 * 47615123736804472220734702580405164619
 # One core per worker's bridge: each runs its share alone.
 SERVE_ARGS = ["--workers", "1"]
-
-
-def _cluster(executable: str) -> tuple[Any, Any]:
-    os.environ["PRIMEKIT_BIN"] = executable  # the worker processes inherit it and find their bridge with it
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-    return cluster, distributed.Client(cluster)
-
-
-@pytest.fixture(scope="module")
-def dask_client(executable: str) -> Iterator[Any]:
-    cluster, client = _cluster(executable)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
-@pytest.fixture(scope="module")
-def local(executable: str) -> Iterator[Client]:
-    with Client(executable) as client:
-        yield client
 
 
 def _share_rounds(job: pkdask.CompleteJob) -> list[dict[str, Any]]:
@@ -109,7 +86,7 @@ def test_pause_while_shares_run_resumes_in_a_new_cluster(executable: str, dask_c
     # Paused while its shares ran: they were stopped, and the document holds them merged into one job checkpoint.
     assert [share["state"] for share in _share_rounds(job)[-1]["shares"]] == ["interrupted", "interrupted"]
 
-    cluster, other = _cluster(executable)
+    cluster, other = start_cluster(executable)
     try:
         resumed = pkdask.resume(document, client=other, serve_args=SERVE_ARGS)
         assert isinstance(resumed, pkdask.CompleteJob)

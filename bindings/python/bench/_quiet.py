@@ -1,0 +1,17 @@
+"""Waiting for a quiet machine before a benchmark's first run (shared by the Dask benchmarks)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def wait_for_quiet(threshold: float, limit: float) -> tuple[float, float]:
+    """Polls the 1-minute load average every 10 s until it is at most ``threshold`` or ``limit`` seconds have
+    passed; returns (seconds waited, the last load average)."""
+    start = time.monotonic()
+    load = os.getloadavg()[0]
+    while load > threshold and time.monotonic() - start < limit:
+        time.sleep(min(10.0, max(0.0, limit - (time.monotonic() - start))))
+        load = os.getloadavg()[0]
+    return time.monotonic() - start, load
