@@ -26,7 +26,7 @@ from typing import Any
 import distributed
 
 import primekit.dask as pkdask
-from _quiet import wait_for_quiet
+from _quiet import wait_and_say
 from primekit import Client, FactorResult
 
 SERVE_ARGS = ["--workers", "1"]
@@ -75,9 +75,7 @@ def main() -> None:
                             prime_of(options.digits - options.factor_digits, rng, maker)))
     print(f"{options.seeds} numbers p{options.factor_digits} * p{options.digits - options.factor_digits} "
           f"(seeds 1-{options.seeds}); Dask bridges' serve args {SERVE_ARGS}; {os.cpu_count()} cores", flush=True)
-    waited, load = wait_for_quiet(options.quiet_load, options.max_wait)
-    print(f"waited {waited:.0f} s for a quiet machine: load average {load:.2f} (threshold {options.quiet_load})",
-          flush=True)
+    wait_and_say(options.quiet_load, options.max_wait)
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {"local": [], "1 worker": [], "2 workers": []}
     speedups: list[float] = []

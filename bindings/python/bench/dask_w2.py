@@ -27,7 +27,7 @@ import distributed
 
 import primekit.dask as pkdask
 from primekit import Client, FactorResult
-from _quiet import wait_for_quiet
+from _quiet import wait_and_say
 
 PLANTED = [3, 7, 9973, 104729, 1000003, 9999991]
 
@@ -79,9 +79,7 @@ def main() -> None:
           f"chunks {options.chunks or 'default'}; checkpoint every {options.checkpoint_interval} s; "
           f"Dask bridges' serve args {serve_args or 'none'}; local serve args {local_args or 'none'}; "
           f"{os.cpu_count()} cores", flush=True)
-    waited, load = wait_for_quiet(options.quiet_load, options.max_wait)
-    print(f"waited {waited:.0f} s for a quiet machine: load average {load:.2f} (threshold {options.quiet_load})",
-          flush=True)
+    wait_and_say(options.quiet_load, options.max_wait)
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {"local": [], "1 worker": [], "2 workers": []}
     speedups: list[float] = []
