@@ -22,12 +22,18 @@ extension Checkpoint {
 
     /// What this checkpoint holds, as far as ECM shares go.
     public func ecmShareLayout() throws(PrimeKitError) -> EcmShareLayout {
-        guard kind != .factorRange, let first = pieces.first else { return .other }
+        try restoredLayout().layout
+    }
+
+    /// The layout and the first piece's kernel job, restored once for both.
+    private func restoredLayout() throws(PrimeKitError) -> (layout: EcmShareLayout, kernel: KernelJob?) {
+        guard kind != .factorRange, let first = pieces.first else { return (.other, nil) }
         let kernel = try KernelJob.restore(first.kernelText, limits: Self.shareLimits)
         if let info = kernel.shareInfo() {
-            return pieces.count == 1 ? .share(index: info.index, count: info.count) : .shares(count: pieces.count)
+            return (pieces.count == 1 ? .share(index: info.index, count: info.count) : .shares(count: pieces.count),
+                    kernel)
         }
-        return pieces.count == 1 ? .whole(stage: kernel.progress().stage.name) : .other
+        return (pieces.count == 1 ? .whole(stage: kernel.progress().stage.name) : .other, kernel)
     }
 
     /// Cuts the checkpoint of a complete `factor` job into `count` share checkpoints that together run exactly the
@@ -49,7 +55,8 @@ extension Checkpoint {
         guard timeLimit == nil else {
             throw PrimeKitError(code: .invalidOptions, message: "a job with a time limit is not cut into ECM shares")
         }
-        switch try ecmShareLayout() {
+        let (layout, restored) = try restoredLayout()
+        switch layout {
         case .share(let index, let total):
             throw PrimeKitError(code: .invalidOptions, message: "the checkpoint is ECM share \(index + 1) of \(total) already")
         case .shares:
@@ -58,8 +65,7 @@ extension Checkpoint {
         case .other:
             throw PrimeKitError(code: .invalidOptions, message: "the checkpoint is not of one complete job")
         case .whole(let stage):
-            let kernel = try KernelJob.restore(pieces[0].kernelText, limits: Self.shareLimits)
-            guard let shares = try kernel.ecmShares(count: count) else {
+            guard let kernel = restored, let shares = try kernel.ecmShares(count: count) else {
                 throw PrimeKitError(code: .invalidState, message: "the job is not at an ECM piece (its stage: \(stage))")
             }
             var out: [Checkpoint] = []
