@@ -397,7 +397,7 @@ pk_qs *pk_qs_new(const mpz_t n)
     q->n1 = malloc(fb * sizeof *q->n1);
     q->n2 = malloc(fb * sizeof *q->n2);
     q->binv = malloc((size_t)QS_MAX_S * fb * sizeof *q->binv);
-    q->skip = calloc(fb, 1);
+    q->skip = calloc(q->fbpad, 1);
     q->sieve = malloc(QS_BLOCK);
     q->tdl = malloc((fb + 64 + 2 * (size_t)q->bits) * sizeof *q->tdl);
     q->cnt = malloc(fb * sizeof *q->cnt);
@@ -774,6 +774,15 @@ static int candidate(pk_qs *q, uint32_t pos)
     mpz_tdiv_q_2exp(q->t, q->t, e2);
     q->hits(q, pos);
     for (uint32_t i = 2; i < q->fbsize; i++) {
+        if (i % 8 == 0) { /* a group of eight primes with no hit and none of A's is passed over at once */
+            uint64_t h[4], a;
+            memcpy(h, q->hit + i, sizeof h);
+            memcpy(&a, q->skip + i, sizeof a);
+            if (!(h[0] | h[1] | h[2] | h[3] | a)) {
+                i += 7;
+                continue;
+            }
+        }
         if (!(q->hit[i] | q->skip[i]))
             continue;
         uint32_t p = q->p[i];
