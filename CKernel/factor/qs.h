@@ -31,9 +31,9 @@
 
 /* Units of the word-size splitter spent on a part of `bits` bits before it
    passes to the sieve: 2^(bits/8+1) (about 6 % of the sieve's time), and at
-   least 2^14, which decides below 104 bits (a job's word-size stint: the ECM
-   curves of the pass find most factors of 20-24 bits there, and the sieve
-   takes 1-3 ms): its small factors are found first.
+   least 2^14, which decides below 104 bits (a job's word-size stint; the
+   pass then splits most parts with a prime factor of 20-32 bits, which
+   would cost a sieve run): its small factors are found first.
    The job pipeline and the batch calls use it alike; docs/kernel.md has the
    measurements. */
 #define PK_QS_WORD_PASS_MIN_LOG2 14
