@@ -30,11 +30,28 @@
 #define PK_QS_MAX_BITS 230
 
 /* Units of the word-size splitter spent on a part of `bits` bits before it
-   passes to the sieve (about 6 % of the sieve's time): its small factors
-   are found first. The job pipeline and the batch calls use it alike. */
+   passes to the sieve: 2^(bits/8+1) (about 6 % of the sieve's time), and at
+   least 2^14, which decides below 104 bits (a job's word-size stint; the
+   pass then splits most parts with a prime factor of 20-32 bits, which
+   would cost a sieve run): its small factors are found first.
+   The job pipeline and the batch calls use it alike; docs/kernel.md has the
+   measurements. */
+#define PK_QS_WORD_PASS_MIN_LOG2 14
+#ifdef PK_WORD_TUNE
+/* A build for measuring (never the library's, word_impl.h): the pass scaled by 2^shift, and at least 2^floor. */
+extern int pk_qs_word_pass_shift;
+extern unsigned pk_qs_word_pass_floor;
+#define PK_QS_WORD_PASS_SHIFT pk_qs_word_pass_shift
+#define PK_QS_WORD_PASS_FLOOR pk_qs_word_pass_floor
+#else
+#define PK_QS_WORD_PASS_SHIFT 0
+#define PK_QS_WORD_PASS_FLOOR PK_QS_WORD_PASS_MIN_LOG2
+#endif
 static inline uint64_t pk_qs_word_pass(unsigned bits)
 {
-    return UINT64_C(1) << (bits / 8 + 1);
+    const uint64_t u = UINT64_C(1) << (bits / 8 + 1 + PK_QS_WORD_PASS_SHIFT);
+    const uint64_t least = UINT64_C(1) << PK_QS_WORD_PASS_FLOOR;
+    return u < least ? least : u;
 }
 
 typedef struct pk_qs pk_qs;

@@ -10,16 +10,20 @@
 #endif
 
 /*
- * The ECM schedule. A composite of b bits with no factor below 2^12 starts at
+ * The ECM schedule. A composite of b bits with no factor below 2^10 starts at
  * the first row whose max_bits >= b (its smallest factor has at most b/2
  * bits), and moves one row on after every PK_WORD_ECM_CURVES_PER_LEVEL curves.
- * B1 near the optimum for a factor of max_bits/2 bits, B2 = 50·B1; chosen by
- * measurement (docs/kernel.md, "Word-size factoring").
+ * Up to 79 bits ECM runs to the end: B1 near the optimum for a factor of
+ * max_bits/2 bits. From PK_QS_MIN_BITS (80) bits the rows serve the short
+ * pass before the quadratic sieve (pk_qs_word_pass), which only unbalanced
+ * parts leave early: cheap curves for factors of about 20-28 bits. Chosen by
+ * measurement (docs/kernel.md, "Word-size factoring"; Tests/Benchmarks/kernel
+ * `make tune`).
  */
 PK_WORD_TABLE_CONST pk_word_ecm_level pk_word_ecm_levels[PK_WORD_ECM_LEVELS] = {
     {40, 30, 900, 30},          {48, 50, 2000, 30},         {56, 70, 3500, 210},
-    {64, 200, 10000, 210},      {76, 400, 20000, 210},      {88, 800, 40000, 210},
-    {100, 2000, 100000, 210},   {112, 3000, 150000, 210},   {128, 1400, 75000, 210},
+    {64, 200, 10000, 210},      {76, 400, 12000, 210},      {79, 600, 18000, 210},
+    {100, 200, 6000, 210},      {112, 200, 6000, 210},      {128, 200, 6000, 210},
     {128, 2500, 130000, 210},   {128, 5000, 260000, 210},   {128, 11000, 550000, 210},
     {128, 25000, 1200000, 210}, {128, 50000, 2500000, 210},
 };

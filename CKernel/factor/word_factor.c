@@ -21,6 +21,10 @@
 #ifndef PK_WORD_TRIAL_USED
 #define PK_WORD_TRIAL_USED 171 /* the odd primes below 2^10 */
 #endif
+#ifdef PK_WORD_TUNE
+int pk_qs_word_pass_shift = 0;
+unsigned pk_qs_word_pass_floor = PK_QS_WORD_PASS_MIN_LOG2;
+#endif
 #ifndef PK_WORD_RHO_BITS
 #define PK_WORD_RHO_BITS 40
 #endif

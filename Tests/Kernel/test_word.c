@@ -518,16 +518,35 @@ static size_t state_after(pk_u128 n, uint64_t budget, char *text, size_t cap)
     return pk_wsplit_save(&s, text, cap);
 }
 
+/* The first budget (from 2200, in steps of 200) after which the splitter on n is in ECM stage `stage`
+   (so the points below follow the ECM schedule's B1 and B2); 0 when none below 10^6 is. */
+static uint64_t budget_in_stage(pk_u128 n, uint32_t stage)
+{
+    for (uint64_t budget = 2200; budget < 1000000; budget += 200) {
+        pk_wsplit s;
+        pk_wsplit_init(&s, n);
+        pk_u128 f;
+        if (pk_wsplit_run(&s, budget, &f))
+            return 0;
+        if (s.method == PK_WSPLIT_ECM && s.ecm.stage == stage)
+            return budget;
+    }
+    return 0;
+}
+
 void test_wsplit_load_refuses_every_single_character_change(void)
 {
     pkt_rng rng;
     pkt_rng_for(&rng, "wsplit tamper");
     pk_u128 ecm_n = make_semiprime(&rng, 60, 62), rho_n = make_semiprime(&rng, 22, 26);
+    const uint64_t stage1 = budget_in_stage(ecm_n, 1), stage2 = budget_in_stage(ecm_n, 2);
+    PKT_CHECK(stage1 > 0 && stage2 > 0, "budgets reaching stages 1 and 2 (%llu, %llu)", (unsigned long long)stage1,
+              (unsigned long long)stage2);
     struct {
         pk_u128 n;
         uint64_t budget;
-    } points[] = {{ecm_n, 0}, {ecm_n, 50}, {ecm_n, 2200}, {ecm_n, 3000}, {ecm_n, 9000}, {ecm_n, 30000}, {rho_n, 2400},
-                  {rho_n, 4000}};
+    } points[] = {{ecm_n, 0},      {ecm_n, 50},    {ecm_n, 2200}, {ecm_n, stage1},
+                  {ecm_n, stage2}, {ecm_n, 30000}, {rho_n, 2400}, {rho_n, 4000}};
     const char alphabet[] = "0123456789abcdefABCDEFws -+xz\x01\x7f";
     size_t tried = 0, stages = 0;
     for (size_t k = 0; k < sizeof points / sizeof points[0]; k++) {
