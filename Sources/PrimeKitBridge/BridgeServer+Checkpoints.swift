@@ -34,24 +34,7 @@ extension BridgeServer {
             }
             return try mergeDivisorPieces(params)
         }
-        guard let value = params["shares"] else { throw RPCError.invalidParams("shares", "is required", got: nil) }
-        guard case .array(let items) = value, (2...Checkpoint.maxEcmShares).contains(items.count) else {
-            throw RPCError.invalidParams("shares", "must be an array of 2 to \(Checkpoint.maxEcmShares) checkpoints",
-                                         got: value)
-        }
-        var shares: [Checkpoint] = []
-        for (index, item) in items.enumerated() {
-            guard case .string(let text) = item else {
-                throw RPCError.invalidParams("shares", "item \(index + 1) must be a checkpoint's text", got: item)
-            }
-            do {
-                shares.append(try Checkpoint(text: text))
-            } catch {
-                throw RPCError.from(PrimeKitError(code: error.code,
-                                                  message: "share \(index + 1) of \(items.count): \(error.message)"),
-                                    field: "shares")
-            }
-        }
+        let shares = try Self.checkpoints(params, "shares", in: 2...Checkpoint.maxEcmShares, each: "share")
         let merged: Checkpoint
         let layout: Checkpoint.EcmShareLayout
         do {
@@ -123,25 +106,7 @@ extension BridgeServer {
     /// `{pieces}` → `{checkpoint, merged, result?}`: divisor piece checkpoints of one job as that job; its answer
     /// when they decide it.
     private func mergeDivisorPieces(_ params: Params) throws(RPCError) -> Answer {
-        let value = params["pieces"]
-        guard case .array(let items)? = value, (1...Checkpoint.maxDivisorPieces).contains(items.count) else {
-            throw RPCError.invalidParams("pieces",
-                                         "must be an array of 1 to \(Checkpoint.maxDivisorPieces) checkpoints",
-                                         got: value)
-        }
-        var pieces: [Checkpoint] = []
-        for (index, item) in items.enumerated() {
-            guard case .string(let text) = item else {
-                throw RPCError.invalidParams("pieces", "item \(index + 1) must be a checkpoint's text", got: item)
-            }
-            do {
-                pieces.append(try Checkpoint(text: text))
-            } catch {
-                throw RPCError.from(PrimeKitError(code: error.code,
-                                                  message: "piece \(index + 1) of \(items.count): \(error.message)"),
-                                    field: "pieces")
-            }
-        }
+        let pieces = try Self.checkpoints(params, "pieces", in: 1...Checkpoint.maxDivisorPieces, each: "piece")
         let merge: Checkpoint.DivisorMerge
         do {
             merge = try Checkpoint.mergingDivisorPieces(pieces)
@@ -156,5 +121,30 @@ extension BridgeServer {
                 WireFormat.write(result, into: &out)
             }
         }
+    }
+
+    /// The array of checkpoint texts in `field`, `range` of them, each read (its error names its place: `each` i of n).
+    private static func checkpoints(_ params: Params, _ field: String, in range: ClosedRange<Int>, each: String)
+        throws(RPCError) -> [Checkpoint]
+    {
+        guard let value = params[field] else { throw RPCError.invalidParams(field, "is required", got: nil) }
+        guard case .array(let items) = value, range.contains(items.count) else {
+            throw RPCError.invalidParams(field, "must be an array of \(range.lowerBound) to \(range.upperBound) "
+                                         + "checkpoints", got: value)
+        }
+        var out: [Checkpoint] = []
+        for (index, item) in items.enumerated() {
+            guard case .string(let text) = item else {
+                throw RPCError.invalidParams(field, "item \(index + 1) must be a checkpoint's text", got: item)
+            }
+            do {
+                out.append(try Checkpoint(text: text))
+            } catch {
+                throw RPCError.from(PrimeKitError(code: error.code,
+                                                  message: "\(each) \(index + 1) of \(items.count): \(error.message)"),
+                                    field: field)
+            }
+        }
+        return out
     }
 }

@@ -68,6 +68,23 @@ def test_split_and_merged_answer_equals_the_unsplit_job(dask_client: Any, local:
     assert all(a["bound"] + 1 == b["from"] for a, b in zip(chunks, chunks[1:]))  # the bridge's pieces tile it
 
 
+def test_long_pieces_merge_in_runs_within_the_message_limit(local: Client, executable: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces too long for one request are merged in runs of adjacent pieces first; the answer is the same."""
+    n = 104729 * 400009 * 1200007**2 * MERSENNE_89
+    plan = local.request("checkpoint/split", {"candidate": str(n), "bound": "2000000", "pieces": 7})
+    finals = [local._submit({"checkpoint": piece["checkpoint"], "finalCheckpoint": True}).result()["checkpoint"]
+              for piece in plan["pieces"]]
+    monkeypatch.setattr(pkdask, "_MERGE_BYTES", 2 * len(finals[0]) + 1)  # two pieces a request
+    monkeypatch.setattr(pkdask, "_bridge", None)  # this process's own bridge, closed below
+    try:
+        assert pkdask._merge_pieces(finals, executable, []) == local.factor(n, bound=2 * 10**6)
+    finally:
+        bridge = pkdask._bridge
+        if bridge is not None:
+            bridge.close()
+
+
 def test_a_document_of_an_earlier_version_resumes(dask_client: Any, local: Client) -> None:
     """Done chunks there kept only their factors: they run again, from new pieces of their ranges."""
     n = 104729 * 1200007 * MERSENNE_89

@@ -213,9 +213,29 @@ def _pieces_of(candidate: str, ranges: list[tuple[str, str]], executable: str | 
                                                 "pieces": 1})["pieces"][0]["checkpoint"] for start, stop in ranges]
 
 
+# The most checkpoint text one checkpoint/merge request carries: half the bridge's default message limit (16 MiB).
+_MERGE_BYTES = 8 * 2**20
+
+
 def _merge_pieces(pieces: list[str], executable: str | None, serve_args: Sequence[str]) -> FactorResult | None:
-    """The answer of the job the pieces stand for when they decide it (``checkpoint/merge``), else None."""
+    """The answer of the job the pieces stand for when they decide it (``checkpoint/merge``), else None.
+
+    Each piece holds the candidate: when together they pass ``_MERGE_BYTES``, runs of adjacent pieces are merged
+    first, each run a job over its own range (finished ones come back as one piece), until they fit."""
     bridge = worker_bridge(executable, serve_args)
+    while len(pieces) > 1 and sum(map(len, pieces)) > _MERGE_BYTES:
+        runs: list[list[str]] = [[]]
+        for piece in pieces:
+            if runs[-1] and sum(map(len, runs[-1])) + len(piece) > _MERGE_BYTES:
+                runs.append([])
+            runs[-1].append(piece)
+        if len(runs) == len(pieces):  # no two pieces fit in one request: nothing to gain
+            break
+        shorter = [run[0] if len(run) == 1 else cast(str, bridge.request("checkpoint/merge", {"pieces": run})
+                                                     ["checkpoint"]) for run in runs]
+        if sum(map(len, shorter)) >= sum(map(len, pieces)):  # runs not over stay as long
+            break
+        pieces = shorter
     merged = bridge.request("checkpoint/merge", {"pieces": pieces})
     if not merged["merged"]:
         return None
