@@ -103,8 +103,8 @@ extension BridgeServer {
         }
     }
 
-    /// `{pieces}` → `{checkpoint, merged, result?}`: divisor piece checkpoints of one job as that job; its answer
-    /// when they decide it.
+    /// `{pieces}` → `{checkpoint, merged, result | needed}`: divisor piece checkpoints of one job as that job; its
+    /// answer when they decide it, else the ranges of the pieces still needed.
     private func mergeDivisorPieces(_ params: Params) throws(RPCError) -> Answer {
         let pieces = try Self.checkpoints(params, "pieces", in: 1...Checkpoint.maxDivisorPieces, each: "piece")
         let merge: Checkpoint.DivisorMerge
@@ -119,6 +119,16 @@ extension BridgeServer {
             if let result = merge.result {
                 out.key("result")
                 WireFormat.write(result, into: &out)
+            } else {
+                out.key("needed")
+                out.array { out in
+                    for range in merge.needed {
+                        out.object { out in
+                            out.member("from", string: String(range.from))
+                            out.member("bound", string: String(range.bound))
+                        }
+                    }
+                }
             }
         }
     }

@@ -130,6 +130,7 @@ import Testing
         let open = try await session.result("checkpoint/merge", #"{"pieces":\#(Self.list(done + more.dropFirst()))}"#,
                                             id: id)
         #expect(open["merged"] == .bool(false) && open["result"] == nil)
+        #expect(Self.ranges(open["needed"]).count == 3)  // M89 is left: every other piece is still needed
         let set = try #require(open["checkpoint"]?.text)
         #expect(set.contains("\npieces 4\n"))
         id += 1
@@ -141,7 +142,33 @@ import Testing
         let expected = try await Self.run(session, #"{"kind":"factor","candidate":"\#(other)","bound":"10000000"}"#,
                                           id: &id)
         #expect(answer == expected)
+
+        // 104729 · 1200007 · 1999993 to 4·10^6: once the first piece found 104729, only the second piece (up to
+        // √(1200007 · 1999993) ≈ 1.55·10^6) is still needed; merged with its end, the answer is decided.
+        let third = "251350186477268279"
+        let (_, _, ranges, quarter) = try await Self.split(session, Self.job(third, from: nil, bound: "4000000"),
+                                                           pieces: 4, id: &id)
+        let firstDone = try await Self.finals(session, [quarter[0]], id: &id)
+        id += 1
+        let waiting = try await session.result(
+            "checkpoint/merge", #"{"pieces":\#(Self.list(firstDone + quarter.dropFirst()))}"#, id: id)
+        #expect(waiting["merged"] == .bool(false))
+        #expect(Self.ranges(waiting["needed"]).map { $0.0 } == [ranges[1].0])
+        let secondDone = try await Self.finals(session, [quarter[1]], id: &id)
+        id += 1
+        let decided = try await session.result(
+            "checkpoint/merge", #"{"pieces":\#(Self.list(firstDone + secondDone + quarter.dropFirst(2)))}"#, id: id)
+        #expect(decided["merged"] == .bool(true) && decided["needed"] == nil)
+        let unsplit = try await Self.run(session, #"{"kind":"factor","candidate":"\#(third)","bound":"4000000"}"#,
+                                         id: &id)
+        #expect(decided["result"] == unsplit)
         #expect(await session.end() == 0)
+    }
+
+    /// A merge's `needed`: the pieces' ranges.
+    static func ranges(_ value: JSONValue?) -> [(String, String)] {
+        guard case .array(let items)? = value else { return [] }
+        return items.map { ($0["from"]?.text ?? "", $0["bound"]?.text ?? "") }
     }
 
     @Test func setsThatAreNotOneJobsPiecesAreRefusedAndTheServerGoesOn() async throws {

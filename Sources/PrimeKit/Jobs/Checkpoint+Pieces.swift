@@ -73,6 +73,9 @@ extension Checkpoint {
         /// The job's answer when the pieces decide it — exactly the unsplit job's — else nil (submit ``checkpoint``
         /// to finish the pieces that are not over).
         public let result: FactorResult?
+        /// Without a result: the ranges of the pieces that still need divisors, in order (the others have none left
+        /// below the limit the factors found so far set, and never will: it only goes down).
+        public let needed: [(from: UInt64, bound: UInt64)]
     }
 
     /// Puts divisor pieces of one trial-division `factor` job together (each a checkpoint of one or more pieces, in
@@ -114,20 +117,26 @@ extension Checkpoint {
         // The limit the pieces of one job share (SharedCofactor): no divisor above it changes the answer.
         let (root, cofactor) = try KernelJob.cofactorRoot(candidate: candidate, factors: factors)
         let limit = kernels[0].range().from <= 2 ? root : cofactor
+        var needed: [(from: UInt64, bound: UInt64)] = []
         for kernel in kernels {
             let progress = kernel.progress()
             if progress.done { continue }
-            let next = progress.nextDivisor != 0 || progress.workDone != 0 ? progress.nextDivisor : kernel.range().from
-            guard next > limit else { return DivisorMerge(checkpoint: envelope, result: nil) }
-            // Nothing left below the limit: the piece ends at its next step without trying a divisor.
-            kernel.limit(limit)
-            guard try kernel.step(budget: 1) == .done else { return DivisorMerge(checkpoint: envelope, result: nil) }
+            let range = kernel.range()
+            let next = progress.nextDivisor != 0 || progress.workDone != 0 ? progress.nextDivisor : range.from
+            if next > limit {
+                // Nothing left below the limit: the piece ends at its next step without trying a divisor.
+                kernel.limit(limit)
+                if try kernel.step(budget: 1) == .done { continue }
+            }
+            needed.append(range)
         }
+        guard needed.isEmpty else { return DivisorMerge(checkpoint: envelope, result: nil, needed: needed) }
         let merged = try KernelJob.merge(kernels)
         guard case .factorization(let result) = try Scheduler.buildResult(kind: .factor, kernel: merged,
                                                                          candidate: candidate)
         else { throw PrimeKitError(code: .internalError, message: "a merged factor job gave no factor result") }
-        return DivisorMerge(checkpoint: Checkpoint(kind: .factor, pieces: [try Piece(merged)]), result: result)
+        return DivisorMerge(checkpoint: Checkpoint(kind: .factor, pieces: [try Piece(merged)]), result: result,
+                            needed: [])
     }
 
     /// Cuts a kernel job that has not started into `count` pieces over its range (from 2: up to ⌊√candidate⌋).

@@ -217,8 +217,10 @@ def _pieces_of(candidate: str, ranges: list[tuple[str, str]], executable: str | 
 _MERGE_BYTES = 8 * 2**20
 
 
-def _merge_pieces(pieces: list[str], executable: str | None, serve_args: Sequence[str]) -> FactorResult | None:
-    """The answer of the job the pieces stand for when they decide it (``checkpoint/merge``), else None.
+def _merge_pieces(pieces: list[str], executable: str | None,
+                  serve_args: Sequence[str]) -> FactorResult | list[tuple[int, int]]:
+    """The answer of the job the pieces stand for when they decide it (``checkpoint/merge``), else the ranges of
+    the pieces that still need divisors.
 
     Each piece holds the candidate: when together they pass ``_MERGE_BYTES``, runs of adjacent pieces are merged
     first, each run a job over its own range (finished ones come back as one piece), until they fit."""
@@ -238,7 +240,7 @@ def _merge_pieces(pieces: list[str], executable: str | None, serve_args: Sequenc
         pieces = shorter
     merged = bridge.request("checkpoint/merge", {"pieces": pieces})
     if not merged["merged"]:
-        return None
+        return [(int(piece["from"]), int(piece["bound"])) for piece in merged["needed"]]
     return cast(FactorResult, _numbers.result(merged["result"]))
 
 
@@ -430,6 +432,7 @@ class DistributedJob:
         self._merging = False  # a checkpoint/merge is in flight
         self._merge_again = False  # a chunk finished meanwhile: merge once more when it is back
         self._found = False  # a finished chunk found a factor (the pieces may decide before all are done)
+        self._needed: set[int] | None = None  # the chunks the last merge said are still needed (None: unknown)
         self._report_lock = threading.Lock()
         for chunk, piece in zip(self._chunks, pieces):
             if piece["state"] == "done":
@@ -605,7 +608,8 @@ class DistributedJob:
             chunk.state, chunk.factors, chunk.progress = "done", outcome["factors"], 1.0
             chunk.checkpoint = outcome["checkpoint"]
             chunk.resumed = bool(outcome.get("resumed"))
-            self._found = self._found or bool(outcome["factors"])
+            if outcome["factors"]:  # a lower limit: other chunks may no longer be needed
+                self._found, self._needed = True, None
             self._check_finished()
         elif self._paused:
             chunk.state = outcome["state"]
@@ -627,13 +631,17 @@ class DistributedJob:
 
     def _check_finished(self) -> None:
         """Asks a worker's bridge to merge the pieces (``checkpoint/merge``: done ones as they finished, the others
-        as last known) when they may decide the answer: every chunk is done, or a done chunk found a factor (the
-        cofactor left may need no divisor the other chunks still have). The bridge answers with the one job's
-        result when they do; :meth:`_apply_merged` ends the job with it."""
+        as last known) when they may decide the answer: every chunk is done; or a done chunk found a factor (the
+        cofactor left may need no divisor the other chunks still have) and every chunk the last merge said is
+        still needed is done. The bridge answers with the one job's result when they do (:meth:`_apply_merged`
+        ends the job with it), else with the chunks still needed."""
         if self._future.done():
             return
-        if not self._found and not all(chunk.state == "done" for chunk in self._chunks):
-            return
+        if not all(chunk.state == "done" for chunk in self._chunks):
+            if not self._found:
+                return
+            if self._needed is not None and any(self._chunks[i].state != "done" for i in self._needed):
+                return
         if self._merging:
             self._merge_again = True
             return
@@ -648,20 +656,24 @@ class DistributedJob:
         if self._future.done():
             return
         try:
-            result: FactorResult | None = task.result()
+            answer: FactorResult | list[tuple[int, int]] = task.result()
         except BaseException as error:  # the merge failed (after Dask's retries), or was cancelled
             self._stop_chunks()
             self._future.set_exception(error)
             self._finish()
             return
-        if result is not None:
+        if isinstance(answer, dict):
             self._stop_chunks()
-            self._future.set_result(result)
+            self._future.set_result(answer)
             self._finish()
-        elif self._merge_again:
-            self._merge_again = False
+            return
+        if self._merge_again:  # chunks finished while it ran: merge again with them
+            self._merge_again, self._needed = False, None
             self._check_finished()
-        elif all(chunk.state == "done" for chunk in self._chunks):
+            return
+        starts = {start for start, _ in answer}
+        self._needed = {chunk.index for chunk in self._chunks if chunk.start in starts}
+        if all(chunk.state == "done" for chunk in self._chunks):
             self._stop_chunks()
             self._future.set_exception(RuntimeError("the finished pieces did not merge into an answer"))
             self._finish()
