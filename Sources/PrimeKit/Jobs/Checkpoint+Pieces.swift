@@ -108,12 +108,24 @@ extension Checkpoint {
             throw inconsistent("\(all.count) pieces, more than \(maxDivisorPieces)")
         }
         all.sort { $0.from < $1.from }
-        let envelope = Checkpoint(kind: .factor, pieces: all.map(\.piece))
-        // Read back as any job's checkpoint: one candidate, pieces in order without gap or overlap, factors that
-        // agree and divide the candidate together.
-        _ = try Checkpoint(text: envelope.text)
+        // The checks a job's checkpoint of these pieces passes (parse, check): one range in order, without gap or
+        // overlap; then one candidate, and factors that agree and divide the candidate together.
+        for (index, (low, high)) in zip(all, all.dropFirst()).enumerated() {
+            let range = low.kernel.range()
+            // Only a one-piece job of 2 or 3 has an empty range (2...1).
+            guard range.from <= range.bound else {
+                throw malformed("piece \(index + 1) of \(all.count): empty range \(range.from)...\(range.bound)")
+            }
+            let next = range.bound &+ 1
+            guard high.from == next else {
+                throw inconsistent(high.from < next
+                    ? "piece \(index + 2) of \(all.count) overlaps the one before (it starts at \(high.from), not \(next))"
+                    : "the pieces leave a gap from \(next) to \(high.from - 1)")
+            }
+        }
         let kernels = all.map(\.kernel)
         let (candidate, factors) = try check(all.map(\.piece), kernels: kernels)
+        let envelope = Checkpoint(kind: .factor, pieces: all.map(\.piece))
         // The limit the pieces of one job share (SharedCofactor): no divisor above it changes the answer.
         let (root, cofactor) = try KernelJob.cofactorRoot(candidate: candidate, factors: factors)
         let limit = kernels[0].range().from <= 2 ? root : cofactor
