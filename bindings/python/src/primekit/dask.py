@@ -430,9 +430,10 @@ class DistributedJob:
         self._width = sum(max(1, chunk.stop - chunk.start + 1) for chunk in self._chunks)
         self._decimal = _numbers.to_decimal(candidate)
         self._merging = False  # a checkpoint/merge is in flight
-        self._merge_again = False  # a chunk finished meanwhile: merge once more when it is back
+        self._merged_all = False  # ... of every chunk done
         self._found = False  # a finished chunk found a factor (the pieces may decide before all are done)
         self._needed: set[int] | None = None  # the chunks the last merge said are still needed (None: unknown)
+        self._stale = False  # a chunk found a factor since the last merge was asked for (a lower limit)
         self._report_lock = threading.Lock()
         for chunk, piece in zip(self._chunks, pieces):
             if piece["state"] == "done":
@@ -609,7 +610,7 @@ class DistributedJob:
             chunk.checkpoint = outcome["checkpoint"]
             chunk.resumed = bool(outcome.get("resumed"))
             if outcome["factors"]:  # a lower limit: other chunks may no longer be needed
-                self._found, self._needed = True, None
+                self._found, self._needed, self._stale = True, None, True
             self._check_finished()
         elif self._paused:
             chunk.state = outcome["state"]
@@ -642,10 +643,10 @@ class DistributedJob:
                 return
             if self._needed is not None and any(self._chunks[i].state != "done" for i in self._needed):
                 return
-        if self._merging:
-            self._merge_again = True
+        if self._merging:  # its answer looks again
             return
-        self._merging = True
+        self._merging, self._stale = True, False
+        self._merged_all = all(chunk.state == "done" for chunk in self._chunks)
         pieces = [chunk.checkpoint for chunk in self._chunks]
         task = self._client.submit(_merge_pieces, pieces, self._executable, self._serve_args, pure=False,
                                    retries=2, priority=len(self._chunks) + 1)
@@ -667,16 +668,15 @@ class DistributedJob:
             self._future.set_result(answer)
             self._finish()
             return
-        if self._merge_again:  # chunks finished while it ran: merge again with them
-            self._merge_again, self._needed = False, None
-            self._check_finished()
-            return
-        starts = {start for start, _ in answer}
-        self._needed = {chunk.index for chunk in self._chunks if chunk.start in starts}
-        if all(chunk.state == "done" for chunk in self._chunks):
+        if self._merged_all:
             self._stop_chunks()
             self._future.set_exception(RuntimeError("the finished pieces did not merge into an answer"))
             self._finish()
+            return
+        if not self._stale:  # else a factor found since lowered the limit: the answer's list is too long
+            starts = {start for start, _ in answer}
+            self._needed = {chunk.index for chunk in self._chunks if chunk.start in starts}
+        self._check_finished()  # chunks may have finished while it ran
 
     # MARK: Ending
 
