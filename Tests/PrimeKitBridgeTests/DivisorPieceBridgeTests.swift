@@ -165,6 +165,37 @@ import Testing
         #expect(await session.end() == 0)
     }
 
+    @Test func aPausedPieceMergesWithTheOthersAndTheSetGivesTheUnsplitAnswer() async throws {
+        let session = await Self.session()
+        var id = 1
+        let candidate = "1000000000000000000000000000057"
+        let job = Self.job(candidate, from: nil, bound: "200000000")
+        let (_, _, ranges, pieces) = try await Self.split(session, job, pieces: 2, id: &id)
+        // The first piece runs until its progress says it has tried divisors, and is cancelled there (a piece that
+        // ended before the cancel reached it leaves its cut checkpoint: the merge is the same).
+        id += 1
+        let running = try #require(try await session.result(
+            "job/submit", #"{"checkpoint":\#(Self.quoted(pieces[0])),"progressIntervalMs":1}"#, id: id)["jobId"]?.text)
+        _ = try await session.log.notification(timeout: .seconds(60), "progress or end of \(running)") { message in
+            message["params"]?["jobId"]?.text == running && (message["method"] == .string("job/finished")
+                || (message["method"] == .string("job/progress") && message["params"]?["tested"]?.text != "0"))
+        }
+        id += 1
+        let cancelled = try await session.request("job/cancel", #"{"jobId":"\#(running)"}"#, id: id)
+        let paused = cancelled["result"]?["checkpoint"]?.text ?? pieces[0]
+        #expect(cancelled["result"] == nil || paused != pieces[0])
+        id += 1
+        let merge = try await session.result("checkpoint/merge", #"{"pieces":\#(Self.list([pieces[1], paused]))}"#,
+                                             id: id)
+        #expect(merge["merged"] == .bool(false))
+        #expect(Self.ranges(merge["needed"]).map { $0.0 } == ranges.map { $0.0 })
+        let set = try #require(merge["checkpoint"]?.text)
+        let answer = try await Self.run(session, #"{"checkpoint":\#(Self.quoted(set))}"#, id: &id)
+        let unsplit = try await Self.run(session, #"{"kind":"factor",\#(job)}"#, id: &id)
+        #expect(answer == unsplit)
+        #expect(await session.end() == 0)
+    }
+
     /// A merge's `needed`: the pieces' ranges.
     static func ranges(_ value: JSONValue?) -> [(String, String)] {
         guard case .array(let items)? = value else { return [] }
