@@ -50,6 +50,9 @@ extension BridgeServer {
         if let value = params["dependsOn"] {
             request.dependencies = try dependencies(value)
         }
+        if let keep = try params.bool("finalCheckpoint") {
+            request.keepsFinalCheckpoint = keep
+        }
         // The bridge's own count includes jobs that finished but are not reported yet, so it is an upper bound:
         // the queue's exact count (a lock shared with the workers) is read only near the limit.
         var active = registry.withLock(anchoredTo: self) { $0.live.count }
@@ -186,7 +189,7 @@ extension BridgeServer {
     }
 
     /// The candidate: a string of decimal digits, at least 2, at most ``BridgeLimits/maxDigits`` digits.
-    private func candidate(_ params: Params) throws(RPCError) -> String {
+    func candidate(_ params: Params) throws(RPCError) -> String {
         guard let value = params["candidate"] else { throw RPCError.invalidParams("candidate", "is required", got: nil) }
         guard case .string(let text) = value else {
             throw RPCError.invalidParams("candidate", Params.numberReason(value), got: value)

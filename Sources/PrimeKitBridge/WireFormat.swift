@@ -12,7 +12,9 @@ package enum WireFormat {
     /// 2 = `factorRange` jobs, `job/rangeBlock` notifications and `job/ack`.
     /// 3 = `checkpoint/split`, `checkpoint/merge` and a share job's `ecmShare` in its factor result; `ecm`
     /// (`{curve, curves, b1, digits}`) in progress while a job is in stage "ecm".
-    package static let protocolMinor = 3
+    /// 4 = divisor pieces: `checkpoint/split` with `pieces`, `checkpoint/merge` of `pieces` (with the answer when
+    /// they decide it), `finalCheckpoint` in job/submit and a trial-division factor result's `checkpoint`.
+    package static let protocolMinor = 4
 
     /// A factor result: `{candidate, factors: [{prime, exponent, certainty}], cofactor, cofactorStatus, complete,
     /// isPrime, certainty, mode, parts}`.
@@ -47,6 +49,7 @@ package enum WireFormat {
                     out.member("checkpoint", string: share.checkpoint)
                 }
             }
+            if let checkpoint = result.finalCheckpoint { out.member("checkpoint", string: checkpoint) }
         }
     }
 

@@ -68,6 +68,11 @@ export interface FactorResult {
   mode?: FactorMode;
   /** Composite parts left by an effort limit; `[]` when none (protocol minor 1). */
   parts?: CompositePart[];
+  /**
+   * The job's final checkpoint, only for a trial-division job submitted with `finalCheckpoint: true` over the raw
+   * protocol (`client.request('job/submit', …)`): a divisor piece for `checkpoint/merge` (protocol minor 4).
+   */
+  checkpoint?: string;
 }
 
 /** The result of an `isPrime` job (docs/protocol.md, "isPrime result"). */

@@ -23,6 +23,8 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let pieceCount: Int32
     /// Complete factorization, or trial division over a range.
     let mode: FactorMode
+    /// A trial-division factor job's result carries its final checkpoint (``JobRequest/keepsFinalCheckpoint``).
+    let keepsFinalCheckpoint: Bool
     /// A complete job's effort limits and running time; nil when it has no limit (most jobs).
     let effort: JobEffort?
     let core: Mutex<JobCore>
@@ -32,9 +34,10 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
 
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList, mode: FactorMode = .trialDivision,
-         effort: JobEffort? = nil, inIntake: Bool = false,
+         effort: JobEffort? = nil, inIntake: Bool = false, keepsFinalCheckpoint: Bool = false,
          scheduler: Scheduler) {
         self.mode = mode
+        self.keepsFinalCheckpoint = keepsFinalCheckpoint
         self.effort = effort
         self.pieceCount = Int32(pieces.count)
         self.id = id

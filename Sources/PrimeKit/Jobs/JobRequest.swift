@@ -38,6 +38,10 @@ public struct JobRequest: Sendable {
     public var dependencies: [Job] = []
     /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.
     public var allowsSplitting = true
+    /// Whether a trial-division `factor` job's result carries the job's final checkpoint
+    /// (``FactorResult/finalCheckpoint``), so that ``Checkpoint/mergingDivisorPieces(_:)`` can merge it with the
+    /// other pieces of its range. Other jobs ignore it. Default false.
+    public var keepsFinalCheckpoint = false
     /// Whether the job factors its candidate completely (trial division, then primality, rho and ECM until every
     /// part is prime) instead of by trial division alone. Ignored when `from` or `bound` is given: a divisor range
     /// always means trial division over it. Default true; ``trialDivision()`` sets it to false (trial division up

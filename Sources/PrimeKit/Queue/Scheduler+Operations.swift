@@ -131,7 +131,7 @@ extension Scheduler {
                  estimatedWork: Double, effort: JobEffort?, inIntake: Bool) -> Job {
         Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
             estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces, mode: request.mode,
-            effort: effort, inIntake: inIntake, scheduler: self)
+            effort: effort, inIntake: inIntake, keepsFinalCheckpoint: request.keepsFinalCheckpoint, scheduler: self)
     }
 
     /// Registers a new job: pending while dependencies run, ready (queued) otherwise, cancelled at once when a

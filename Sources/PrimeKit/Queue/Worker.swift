@@ -173,7 +173,8 @@ extension Scheduler {
                 reports = [.sharesMerged(job, result)]
             case .merge(let job, let kernels):
                 let result = Result { () throws(PrimeKitError) -> JobResult in
-                    try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate)
+                    try Self.buildResult(kind: job.kind, kernel: KernelJob.merge(kernels), candidate: job.candidate,
+                                         keepingCheckpoint: job.keepsFinalCheckpoint)
                 }
                 reports = [.merged(job, result)]
             case .spin:
@@ -255,7 +256,8 @@ extension Scheduler {
         var factors: [PrimeFactor]?
         if step == .done && assignment.single {
             let result = Result { () throws(PrimeKitError) -> JobResult in
-                try Self.buildResult(kind: job.kind, kernel: kernel, candidate: job.candidate)
+                try Self.buildResult(kind: job.kind, kernel: kernel, candidate: job.candidate,
+                                     keepingCheckpoint: job.keepsFinalCheckpoint)
             }
             // The answer is read: the job lets go of its kernel job here, so the C job is freed on this worker when
             // `kernel` goes out of scope, not under the queue's lock when the report is applied. Until then the
@@ -360,12 +362,19 @@ extension Scheduler {
     }
 
     /// Turns a finished kernel job into the answer for the job's kind.
-    static func buildResult(kind: JobKind, kernel: KernelJob, candidate: String) throws(PrimeKitError) -> JobResult {
+    /// - Parameter keepingCheckpoint: A trial-division factor answer carries the kernel job's final checkpoint.
+    static func buildResult(kind: JobKind, kernel: KernelJob, candidate: String, keepingCheckpoint: Bool = false)
+        throws(PrimeKitError) -> JobResult
+    {
         // A share checkpoint run as a job: it is over, and its outcome goes to a merge (Checkpoint.mergingEcmShares).
         if let share = try kernel.ecmShareResult(candidate: candidate) { return .factorization(share) }
         let factorization = try kernel.factorResult(candidate: candidate)
         switch kind {
         case .factor, .factorRange:
+            if keepingCheckpoint, kind == .factor, factorization.mode == .trialDivision {
+                let checkpoint = Checkpoint(kind: .factor, pieces: [try Checkpoint.Piece(kernel)])
+                return .factorization(factorization.keeping(finalCheckpoint: checkpoint.text))
+            }
             return .factorization(factorization)
         case .isPrime:
             var divisors: String?

@@ -162,11 +162,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
     /// Set only for a job that ran one ECM share alone: the share is over. The result then holds the factors known
     /// when the shares were made and the cofactor as it stood, `complete` false; the answer comes from merging.
     public let ecmShare: EcmShareOutcome?
+    /// Set only for a trial-division job submitted with ``JobRequest/keepsFinalCheckpoint``: the job's checkpoint
+    /// as it finished (``Checkpoint/text``), one piece of a divisor range for ``Checkpoint/mergingDivisorPieces(_:)``.
+    public let finalCheckpoint: String?
 
     /// Creates a result.
     public init(candidate: String, factors: [PrimeFactor], cofactor: String, cofactorStatus: CofactorStatus,
                 complete: Bool, isPrime: Bool?, certainty: Certainty, parts: [CompositePart] = [],
-                mode: FactorMode = .trialDivision, ecmShare: EcmShareOutcome? = nil) {
+                mode: FactorMode = .trialDivision, ecmShare: EcmShareOutcome? = nil, finalCheckpoint: String? = nil) {
         self.storedCandidate = candidate
         self.storedFactors = .list(factors)
         self.cofactor = cofactor
@@ -177,6 +180,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.parts = parts
         self.mode = mode
         self.ecmShare = ecmShare
+        self.finalCheckpoint = finalCheckpoint
+    }
+
+    /// This result with the job's final checkpoint.
+    func keeping(finalCheckpoint text: String) -> FactorResult {
+        FactorResult(candidate: candidate, factors: factors, cofactor: cofactor, cofactorStatus: cofactorStatus,
+                     complete: complete, isPrime: isPrime, certainty: certainty, parts: parts, mode: mode,
+                     ecmShare: ecmShare, finalCheckpoint: text)
     }
 
     /// The engine's result for 2 <= candidate < 2^32: complete, proven, the factors written out when read.
@@ -191,13 +202,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
         self.parts = []
         self.mode = answer.mode
         self.ecmShare = nil
+        self.finalCheckpoint = nil
     }
 
     public static func == (lhs: FactorResult, rhs: FactorResult) -> Bool {
         lhs.candidate == rhs.candidate && lhs.factors == rhs.factors && lhs.cofactor == rhs.cofactor
             && lhs.cofactorStatus == rhs.cofactorStatus && lhs.complete == rhs.complete && lhs.isPrime == rhs.isPrime
             && lhs.certainty == rhs.certainty && lhs.parts == rhs.parts && lhs.mode == rhs.mode
-            && lhs.ecmShare == rhs.ecmShare
+            && lhs.ecmShare == rhs.ecmShare && lhs.finalCheckpoint == rhs.finalCheckpoint
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -211,10 +223,12 @@ public struct FactorResult: Sendable, Hashable, Codable {
         hasher.combine(parts)
         hasher.combine(mode)
         hasher.combine(ecmShare)
+        hasher.combine(finalCheckpoint)
     }
 
     private enum CodingKeys: String, CodingKey {
         case candidate, factors, cofactor, cofactorStatus, complete, isPrime, certainty, parts, mode, ecmShare
+        case finalCheckpoint = "checkpoint"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -230,6 +244,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
         parts = try container.decodeIfPresent([CompositePart].self, forKey: .parts) ?? []
         mode = try container.decodeIfPresent(FactorMode.self, forKey: .mode) ?? .trialDivision
         ecmShare = try container.decodeIfPresent(EcmShareOutcome.self, forKey: .ecmShare)
+        finalCheckpoint = try container.decodeIfPresent(String.self, forKey: .finalCheckpoint)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -244,5 +259,6 @@ public struct FactorResult: Sendable, Hashable, Codable {
         try container.encode(parts, forKey: .parts)
         try container.encode(mode, forKey: .mode)
         try container.encodeIfPresent(ecmShare, forKey: .ecmShare)
+        try container.encodeIfPresent(finalCheckpoint, forKey: .finalCheckpoint)
     }
 }

@@ -16,7 +16,7 @@ const M89 = 2n ** 89n - 1n;  // a Mersenne prime beyond 2^64
 
 test('spawn performs initialize and keeps its answer', () => {
   assert.equal(client.server.protocolVersion, 1);
-  assert.equal(client.server.protocolMinor, 3);
+  assert.equal(client.server.protocolMinor, 4);
   assert.equal(client.server.server.name, 'primekit');
   assert.ok(client.server.capabilities.methods.includes('job/submit'));
   assert.equal(client.executable, executable);

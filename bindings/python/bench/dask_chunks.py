@@ -6,11 +6,12 @@
   worker's ``Variable.get`` of it (alone, and all workers at once), for each candidate length.
 - Per-chunk fixed cost: distributed jobs of C tiny chunks (a few thousand divisors each) for several C; the
   slope of the job's time against C/workers is the cost of one chunk (dispatch, the bridge's job creation on the
-  candidate, its result, the events), the intercept the job's serial part (the candidate's Variable, the final
-  classification of the cofactor on a bridge, the merge).
+  piece checkpoint, its result and final checkpoint, the events), the intercept the job's serial part (the
+  bridge's split, the merge on a bridge).
 - Throughput per chunk: jobs of one chunk per worker, each ``width`` divisors wide, starting at 2 and ending at
   2^32; rate = width / (time - the tiny job's time with as many chunks).
-- The merge: dividing the found primes out of the candidate, and the classification of the cofactor.
+- The bridge's split of a job into 8 pieces (checkpoint/split) and its merge of their final checkpoints into the
+  answer (checkpoint/merge).
 
     PRIMEKIT_BIN=/path/to/primekit python bench/dask_chunks.py [--digits 100000 1000000] [--reps 3]
 
@@ -114,24 +115,29 @@ def distribution(client: Any, n: int, workers: int, reps: int) -> dict[str, floa
             "worker_get_s": statistics.median(gets), f"all_{workers}_workers_get_s": statistics.median(gets_all)}
 
 
-def merge_and_classify(client: Any, n: int, reps: int) -> dict[str, float]:
-    found = PLANTED + [4759397]
-    def merge() -> float:
+def _split_and_merge(text: str, pieces: int, reps: int) -> dict[str, float]:
+    """On a worker: the bridge's checkpoint/split of the job into ``pieces`` pieces of 2,000 divisors, and its
+    checkpoint/merge of their final checkpoints into the answer (medians of ``reps``)."""
+    bridge = pkdask.worker_bridge(None, SERVE_ARGS)
+    params = {"candidate": text, "bound": str(2 + pieces * 2000 - 1), "pieces": pieces}
+    splits: list[float] = []
+    merges: list[float] = []
+    for _ in range(reps):
         start = time.perf_counter()
-        cofactor = n
-        for prime in found:
-            while cofactor % prime == 0:
-                cofactor //= prime
-        return time.perf_counter() - start
-    cofactor = n
-    for prime in found:
-        while cofactor % prime == 0:
-            cofactor //= prime
-    def classify() -> float:
+        plan = bridge.request("checkpoint/split", params)
+        splits.append(time.perf_counter() - start)
+        finals = [bridge._submit({"checkpoint": piece["checkpoint"], "finalCheckpoint": True}).result()["checkpoint"]
+                  for piece in plan["pieces"]]
         start = time.perf_counter()
-        client.submit(pkdask._classify, _numbers.to_decimal(cofactor), None, SERVE_ARGS, pure=False).result()
-        return time.perf_counter() - start
-    return {"merge_s": median_of(reps, merge)[0], "classify_s": median_of(reps, classify)[0]}
+        bridge.request("checkpoint/merge", {"pieces": finals})
+        merges.append(time.perf_counter() - start)
+    return {"split_s": statistics.median(splits), "merge_s": statistics.median(merges)}
+
+
+def split_and_merge(client: Any, n: int, reps: int) -> dict[str, float]:
+    """The bridge's cut of a job into 8 pieces and its merge of them, in one task on a worker."""
+    result: dict[str, float] = client.submit(_split_and_merge, _numbers.to_decimal(n), 8, reps, pure=False).result()
+    return result
 
 
 def chunk_costs(client: Any, n: int, workers: int, multiples: list[int], width: int, reps: int) -> dict[str, Any]:
@@ -178,7 +184,7 @@ def main() -> None:
             for digits, n in candidates.items():
                 part: dict[str, Any] = {"distribution": distribution(client, n, workers, options.reps)}
                 print(f" {digits} digits: distribution {part['distribution']}", flush=True)
-                part["merge"] = merge_and_classify(client, n, options.reps)
+                part["merge"] = split_and_merge(client, n, options.reps)
                 print(f" {digits} digits: merge {part['merge']}", flush=True)
                 big = digits > 300_000
                 part["chunks"] = chunk_costs(client, n, workers, [1, 3] if big else [1, 4, 8],

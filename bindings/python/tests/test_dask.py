@@ -50,6 +50,55 @@ def test_factor_equals_local(dask_client: Any, local: Client, n: int, bound: int
     assert pkdask.factor(n, bound=bound, chunks=6, client=dask_client) == local.factor(n, bound=bound)
 
 
+@pytest.mark.parametrize(("n", "from_", "bound"), [
+    (104729 * 1200007**2 * 1999993 * MERSENNE_89, None, 2 * 10**6),  # factors in three chunks, one squared
+    (104729 * 400009 * MERSENNE_61 * MERSENNE_89, None, 2 * 10**6),  # a composite cofactor
+    (1000003**3 * 999983, None, 2 * 10**6),                           # a prime power; nothing is left
+    (96 * 600851475143, 50, None),                                    # from > 2: 2 and 3 untried, 96 is left
+    (3 * 101, 50, 200),                                               # from > 2: a factor above the square root
+    (MERSENNE_61 * 1000003, None, None),                              # a prime cofactor below 2^64
+])
+def test_split_and_merged_answer_equals_the_unsplit_job(dask_client: Any, local: Client, n: int, from_: int | None,
+                                                        bound: int | None) -> None:
+    job = pkdask.submit(n, from_=from_, bound=bound, chunks=6, client=dask_client)
+    expected = local.factor(n, from_=from_, bound=bound, mode="trial" if from_ is None and bound is None else None)
+    assert job.result(GUARD) == expected
+    chunks = job.chunks
+    assert len(chunks) == 6 and chunks[0]["from"] == (from_ or 2)
+    assert all(a["bound"] + 1 == b["from"] for a, b in zip(chunks, chunks[1:]))  # the bridge's pieces tile it
+
+
+def test_long_pieces_merge_in_runs_within_the_message_limit(local: Client, executable: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces too long for one request are merged in runs of adjacent pieces first; the answer is the same."""
+    n = 104729 * 400009 * 1200007**2 * MERSENNE_89
+    plan = local.request("checkpoint/split", {"candidate": str(n), "bound": "2000000", "pieces": 7})
+    finals = [local._submit({"checkpoint": piece["checkpoint"], "finalCheckpoint": True}).result()["checkpoint"]
+              for piece in plan["pieces"]]
+    monkeypatch.setattr(pkdask, "_MERGE_BYTES", 2 * len(finals[0]) + 1)  # two pieces a request
+    monkeypatch.setattr(pkdask, "_bridge", None)  # this process's own bridge, closed below
+    try:
+        assert pkdask._merge_pieces(finals, executable, []) == local.factor(n, bound=2 * 10**6)
+    finally:
+        bridge = pkdask._bridge
+        if bridge is not None:
+            bridge.close()
+
+
+def test_a_document_of_an_earlier_version_resumes(dask_client: Any, local: Client) -> None:
+    """Done chunks there kept only their factors: they run again, from new pieces of their ranges."""
+    n = 104729 * 1200007 * MERSENNE_89
+    document = json.dumps({"format": pkdask.CHECKPOINT_FORMAT, "version": 1, "kind": "factor", "candidate": str(n),
+                           "from": "2", "bound": "2000000", "chunks": [
+                               {"from": "2", "bound": "1000000", "state": "done",
+                                "factors": [{"prime": "104729", "exponent": 1}]},
+                               {"from": "1000001", "bound": "2000000", "state": "stopped", "checkpoint": None}]})
+    job = pkdask.resume(document, client=dask_client)
+    assert isinstance(job, pkdask.DistributedJob)
+    assert job.result(GUARD) == local.factor(n, bound=2 * 10**6)
+    assert [(c["from"], c["bound"]) for c in job.chunks] == [(2, 1000000), (1000001, 2000000)]
+
+
 def test_factor_with_an_effort_limit_gives_the_parts_left(dask_client: Any, local: Client) -> None:
     n = 6415960117443171388947750943700426140790669549014874900828615524789118288355107  # two 40-digit primes
     fractions: list[float] = []

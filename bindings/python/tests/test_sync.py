@@ -60,7 +60,7 @@ SEMIPRIME_79 = 64159601174431713889477509437004261407906695490148749008286155247
 
 
 def test_complete_answers_by_default(client: Client) -> None:
-    assert client.server_info["protocolMinor"] == 3
+    assert client.server_info["protocolMinor"] == 4
     assert client.factor(F7) == {
         "candidate": F7, "factors": [{"prime": 59649589127497217, "exponent": 1, "certainty": "proven"},
                                      {"prime": 5704689200685129054721, "exponent": 1, "certainty": "probable"}],

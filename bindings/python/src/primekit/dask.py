@@ -6,11 +6,11 @@ the tasks talk to it through :class:`primekit.Client`. Install with ``pip instal
 
 - :func:`factor` without a range: a complete answer (every prime factor, or the parts an effort limit left), one
   job on a worker's bridge.
-- :func:`factor` with a range, and :func:`submit`: the divisor range ``[from, bound]`` of one candidate is cut
-  into chunks, one Dask task each; the factors they find are merged into a
-  :class:`~primekit.types.FactorResult` equal to a local ``Client().factor(...)`` (trial division).
-  :class:`DistributedJob` pauses, resumes and cancels the whole job; a chunk whose worker died starts again
-  elsewhere from its last checkpoint.
+- :func:`factor` with a range, and :func:`submit`: a worker's bridge cuts the divisor range ``[from, bound]`` of one
+  candidate into piece checkpoints (``checkpoint/split``), one Dask task each; a bridge merges the pieces' final
+  checkpoints (``checkpoint/merge``) into the one job's :class:`~primekit.types.FactorResult`, equal to a local
+  ``Client().factor(...)`` (trial division). :class:`DistributedJob` pauses, resumes and cancels the whole job; a
+  chunk whose worker died starts again elsewhere from its last checkpoint.
 - :func:`map_candidates`: a generator of the results of a long (or endless) stream of candidates, in order,
   computed in blocks with a bounded number of blocks in flight.
 - :func:`resume`: goes on from the checkpoint document of :meth:`DistributedJob.pause`, in any process.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import queue
 import threading
@@ -53,9 +52,6 @@ CHECKPOINT_FORMAT = "primekit-dask-checkpoint"
 _CHECKPOINT_VERSION = 1
 # A complete job's document (kind "complete"); trial-division documents keep version 1.
 _COMPLETE_VERSION = 2
-
-# The default bound of a factor job when none is given: √n, at most 2^32 (as the bridge does).
-_DEFAULT_BOUND_CAP = 2**32
 
 # How often a running chunk looks at its job's control variable (pause / cancel) and reports its progress.
 # Dask has no way to wait on a bridge job and a Dask variable at once, so the chunk waits on its job's future
@@ -97,10 +93,6 @@ def _chunk_name(job: str, index: int) -> str:
     return f"primekit-dask-{job}-chunk-{index}"
 
 
-def _candidate_name(job: str) -> str:
-    return f"primekit-dask-{job}-candidate"
-
-
 def _topic(job: str) -> str:
     return f"primekit-dask-{job}"
 
@@ -120,10 +112,12 @@ def _read(variable: Variable, default: str) -> str:
 def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
     """One chunk of a distributed factor job, run as a Dask task on a worker.
 
-    It starts from the chunk's latest checkpoint when its variable holds one (a retry after a worker died, or a
-    resumed job), else from the chunk's range. While the bridge job runs, it publishes progress events on the
-    job's topic and, every ``checkpoint_interval`` seconds, the job's checkpoint into the chunk's variable; it
-    stops (with a checkpoint) when the run's control variable says ``pause`` or ``cancel``.
+    It starts from the chunk's latest published checkpoint when its variable holds one (a retry after a worker
+    died, or a resumed job), else from the chunk's piece checkpoint (``checkpoint/split``). While the bridge job
+    runs, it publishes progress events on the job's topic and, every ``checkpoint_interval`` seconds, the job's
+    checkpoint into the chunk's variable; it stops (with a checkpoint) when the run's control variable says
+    ``pause`` or ``cancel``. A chunk that finishes returns its factors and its final checkpoint, which a bridge
+    merges with the other pieces' (``checkpoint/merge``).
     """
     worker = get_worker()
     job_token: str = spec["job"]
@@ -131,7 +125,8 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
     topic = _topic(job_token)
     control = Variable(_control_name(spec["run"]))
     saved = Variable(_chunk_name(job_token, index))
-    checkpoint: str | None = _read(saved, "") or None
+    published = _read(saved, "")
+    checkpoint: str = published or spec["piece"]
     base = {"index": index, "run": spec["run"], "pid": os.getpid(), "worker": worker.address}
 
     def stopped(order: str, checkpoint: str | None) -> dict[str, Any]:
@@ -142,16 +137,10 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
     order = _read(control, "cancel")
     if order != "run":
         return stopped(order, checkpoint)
-    candidate = "" if checkpoint is not None else _read(Variable(_candidate_name(job_token)), "")
-    if checkpoint is None and not candidate:
-        return stopped("cancel", None)
 
     bridge = worker_bridge(spec["executable"], spec["serve_args"])
-    if checkpoint is not None:
-        job = bridge._submit({"checkpoint": checkpoint})
-    else:
-        job = bridge._submit({"kind": "factor", "candidate": candidate, "from": spec["from"], "bound": spec["bound"]})
-    worker.log_event(topic, {**base, "event": "started", "resumed": checkpoint is not None})
+    job = bridge._submit({"checkpoint": checkpoint, "finalCheckpoint": True})
+    worker.log_event(topic, {**base, "event": "started", "resumed": bool(published)})
 
     interval: float = spec["checkpoint_interval"]
     next_checkpoint = time.monotonic() + interval
@@ -184,15 +173,75 @@ def _run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
             next_checkpoint = now + max(interval, _CHECKPOINT_COST_FACTOR * (now - asked))
         worker.log_event(topic, {**base, "event": "progress", "progress": status.get("progress", 0),
                                  "checkpointed": bool(due and status.get("checkpoint"))})
-    return {**base, "state": "done", "factors": _factor_list(result), "resumed": checkpoint is not None}
+    final = result.get("checkpoint")
+    if final is None:
+        raise RuntimeError("the bridge gave no final checkpoint (it needs protocol minor 4)")
+    return {**base, "state": "done", "factors": _factor_list(result), "checkpoint": final,
+            "resumed": bool(published)}
 
 
-def _classify(candidate: str, executable: str | None, serve_args: Sequence[str]) -> FactorResult:
-    """A factor job on the worker's bridge that tries only the divisor 2: the bridge's own classification of
-    the number (a BPSW test: ``probable-prime``, ``composite``, ``unknown``; proven and listed below 2^64)."""
+def _plan(spec: dict[str, Any]) -> dict[str, Any]:
+    """The pieces of a distributed factor job, cut by the worker's bridge (``checkpoint/split``): first the whole
+    job in one piece (the bridge resolves its range: the default bound, and no divisor above √n from 2), then
+    that piece cut into as many chunks as ``spec`` asks for its width. Returns ``{from, bound, pieces}``."""
+    bridge = worker_bridge(spec["executable"], spec["serve_args"])
+    params: dict[str, Any] = {"candidate": spec["candidate"], "pieces": 1}
+    for key in ("from", "bound"):
+        if spec[key] is not None:
+            params[key] = spec[key]
+    whole: dict[str, Any] = bridge.request("checkpoint/split", params)
+    piece = whole["pieces"][0]
+    width = max(0, int(piece["bound"]) - int(piece["from"]) + 1)
+    if spec["chunk_size"] is not None:
+        count = -(-width // max(1, spec["chunk_size"]))
+    elif spec["chunks"] is not None:
+        count = spec["chunks"]
+    else:
+        count = _default_chunks(width, len(spec["candidate"]), spec["threads"])
+    count = max(1, min(count, _MAX_CHUNKS))
+    if count == 1:
+        return whole
+    return cast(dict[str, Any], bridge.request("checkpoint/split", {"checkpoint": piece["checkpoint"],
+                                                                     "pieces": count}))
+
+
+def _pieces_of(candidate: str, ranges: list[tuple[str, str]], executable: str | None,
+               serve_args: Sequence[str]) -> list[str]:
+    """A piece checkpoint, not started, for each range (chunks of a document that kept none)."""
     bridge = worker_bridge(executable, serve_args)
-    job = bridge._submit({"kind": "factor", "candidate": candidate, "from": "2", "bound": "2"})
-    return cast(FactorResult, job.result())
+    return [bridge.request("checkpoint/split", {"candidate": candidate, "from": start, "bound": stop,
+                                                "pieces": 1})["pieces"][0]["checkpoint"] for start, stop in ranges]
+
+
+# The most checkpoint text one checkpoint/merge request carries: half the bridge's default message limit (16 MiB).
+_MERGE_BYTES = 8 * 2**20
+
+
+def _merge_pieces(pieces: list[str], executable: str | None,
+                  serve_args: Sequence[str]) -> FactorResult | list[tuple[int, int]]:
+    """The answer of the job the pieces stand for when they decide it (``checkpoint/merge``), else the ranges of
+    the pieces that still need divisors.
+
+    Each piece holds the candidate: when together they pass ``_MERGE_BYTES``, runs of adjacent pieces are merged
+    first, each run a job over its own range (finished ones come back as one piece), until they fit."""
+    bridge = worker_bridge(executable, serve_args)
+    while len(pieces) > 1 and sum(map(len, pieces)) > _MERGE_BYTES:
+        runs: list[list[str]] = [[]]
+        for piece in pieces:
+            if runs[-1] and sum(map(len, runs[-1])) + len(piece) > _MERGE_BYTES:
+                runs.append([])
+            runs[-1].append(piece)
+        if len(runs) == len(pieces):  # no two pieces fit in one request: nothing to gain
+            break
+        shorter = [run[0] if len(run) == 1 else cast(str, bridge.request("checkpoint/merge", {"pieces": run})
+                                                     ["checkpoint"]) for run in runs]
+        if sum(map(len, shorter)) >= sum(map(len, pieces)):  # runs not over stay as long
+            break
+        pieces = shorter
+    merged = bridge.request("checkpoint/merge", {"pieces": pieces})
+    if not merged["merged"]:
+        return [(int(piece["from"]), int(piece["bound"])) for piece in merged["needed"]]
+    return cast(FactorResult, _numbers.result(merged["result"]))
 
 
 def _run_complete(candidate: str, effort: dict[str, Any], executable: str | None,
@@ -325,9 +374,9 @@ class _Chunk:
     index: int
     start: int
     stop: int
+    checkpoint: str  # the latest known: the piece as split, as paused, or (done) as it finished
     state: Literal["pending", "done", "paused", "cancelled"] = "pending"
     factors: list[list[int]] | None = None
-    checkpoint: str | None = None
     progress: float = 0.0  # 0-1, the most reported
     future: Any = None
     runs: list[dict[str, Any]] = field(default_factory=list)  # one per start: pid, worker, resumed
@@ -346,11 +395,6 @@ def _default_client(client: distributed.Client | None) -> distributed.Client:
     return client if client is not None else distributed.default_client()
 
 
-def _covers_root(top: int, cofactor: int) -> bool:
-    """Every prime up to ``top`` was tried, so a cofactor with no such divisor is prime when (top+1)^2 > it."""
-    return (top + 1) * (top + 1) > cofactor
-
-
 class DistributedJob:
     """A factor job spread over a Dask cluster (from :func:`submit` or :func:`resume`).
 
@@ -360,10 +404,9 @@ class DistributedJob:
     :attr:`futures` are the Dask futures of the chunks of the current run (for ``distributed.progress``).
     """
 
-    def __init__(self, candidate: int, from_: int, bound: int, ranges: list[tuple[int, int]], *,
+    def __init__(self, candidate: int, from_: int, bound: int, pieces: list[dict[str, Any]], *,
                  client: distributed.Client, on_progress: Callable[[float], None] | None,
-                 checkpoint_interval: float, executable: str | None, serve_args: Sequence[str],
-                 done: dict[int, list[list[int]]] | None = None, checkpoints: dict[int, str] | None = None) -> None:
+                 checkpoint_interval: float, executable: str | None, serve_args: Sequence[str]) -> None:
         self.candidate = candidate
         self.from_ = from_
         self.bound = bound
@@ -381,30 +424,30 @@ class DistributedJob:
         self._reported = 0.0
         self._paused = False
         self._finished = False
-        self._chunks = [_Chunk(i, start, stop) for i, (start, stop) in enumerate(ranges)]
-        self._width = sum(stop - start + 1 for start, stop in ranges)
-        self._found: dict[int, int] = {}  # prime -> exponent in the candidate
-        self._cofactor = candidate
+        # Each piece: from, bound, checkpoint, state ("done": the checkpoint is its final one, with its factors;
+        # else "stopped", "published" when its checkpoint is one a run of it published).
+        self._chunks = [_Chunk(i, piece["from"], piece["bound"], piece["checkpoint"]) for i, piece in enumerate(pieces)]
+        self._width = sum(max(1, chunk.stop - chunk.start + 1) for chunk in self._chunks)
         self._decimal = _numbers.to_decimal(candidate)
-        # The candidate waits on the scheduler (which outlives any worker) for the chunks that start from
-        # their range; chunks that start from a checkpoint have it in there.
-        Variable(_candidate_name(self._token), client=client).set(self._decimal)
+        self._merging = False  # a checkpoint/merge is in flight
+        self._merged_all = False  # ... of every chunk done
+        self._found = False  # a finished chunk found a factor (the pieces may decide before all are done)
+        self._needed: set[int] | None = None  # the chunks the last merge said are still needed (None: unknown)
+        self._stale = False  # a chunk found a factor since the last merge was asked for (a lower limit)
         self._report_lock = threading.Lock()
-        for index, factors in (done or {}).items():
-            chunk = self._chunks[index]
-            chunk.state, chunk.factors, chunk.progress = "done", factors, 1.0
-            self._merge(factors)
-        for chunk in self._chunks:
-            if chunk.state != "done":
-                checkpoint = (checkpoints or {}).get(chunk.index)
-                chunk.checkpoint = checkpoint
-                Variable(_chunk_name(self._token, chunk.index), client=client).set(checkpoint or "")
+        for chunk, piece in zip(self._chunks, pieces):
+            if piece["state"] == "done":
+                chunk.state, chunk.factors, chunk.progress = "done", piece["factors"], 1.0
+                self._found = self._found or bool(piece["factors"])
+            published = piece.get("published", False)
+            Variable(_chunk_name(self._token, chunk.index), client=client).set(
+                chunk.checkpoint if published and chunk.state != "done" else "")
         client.subscribe_topic(_topic(self._token), self._on_event)
         self._driver = threading.Thread(target=self._drive, name=f"primekit-dask-{self._token}", daemon=True)
         self._driver.start()
         with self._cond:
-            if not self._check_finished():
-                self._start_run()
+            self._start_run()
+            self._check_finished()
 
     def __repr__(self) -> str:
         return f"<primekit.dask.DistributedJob {self._token} {len(self._chunks)} chunks>"
@@ -500,8 +543,8 @@ class DistributedJob:
 
     def _submit_chunk(self, chunk: _Chunk) -> None:
         chunk.state = "pending"
-        spec = {"job": self._token, "run": self._run, "index": chunk.index, "from": str(chunk.start),
-                "bound": str(chunk.stop), "checkpoint_interval": self._interval, "executable": self._executable,
+        spec = {"job": self._token, "run": self._run, "index": chunk.index, "piece": chunk.checkpoint,
+                "checkpoint_interval": self._interval, "executable": self._executable,
                 "serve_args": self._serve_args}
         chunk.submissions += 1
         future = self._client.submit(_run_chunk, spec, key=f"primekit-chunk-{self._run}-{chunk.index}-"
@@ -523,6 +566,8 @@ class DistributedJob:
                 with self._cond:
                     if kind == "event":
                         self._apply_event(payload)
+                    elif kind == "merged":
+                        self._apply_merged(payload)
                     else:
                         self._apply_done(*payload)
                     fraction = self._fraction()
@@ -562,8 +607,10 @@ class DistributedJob:
         chunk.future = None
         if outcome["state"] == "done":
             chunk.state, chunk.factors, chunk.progress = "done", outcome["factors"], 1.0
+            chunk.checkpoint = outcome["checkpoint"]
             chunk.resumed = bool(outcome.get("resumed"))
-            self._merge(outcome["factors"])
+            if outcome["factors"]:  # a lower limit: other chunks may no longer be needed
+                self._found, self._needed, self._stale = True, None, True
             self._check_finished()
         elif self._paused:
             chunk.state = outcome["state"]
@@ -583,84 +630,53 @@ class DistributedJob:
 
     # MARK: Merging
 
-    def _merge(self, factors: list[list[int]]) -> None:
-        """Takes the primes a chunk found; each gets its full exponent in the candidate."""
-        for prime, _ in factors:
-            if prime in self._found:
-                continue
-            exponent = 0
-            while self._cofactor % prime == 0:
-                self._cofactor //= prime
-                exponent += 1
-            if exponent:
-                self._found[prime] = exponent
-
-    def _prefix_top(self) -> int | None:
-        """The last divisor of the run of done chunks that starts at 2 (every prime up to it was tried)."""
-        if self.from_ > 2:
-            return None
-        top = None
-        for chunk in self._chunks:
-            if chunk.state != "done":
-                break
-            top = chunk.stop
-        return top
-
-    def _check_finished(self) -> bool:
-        """Ends the job when the cofactor is fully known: 1, proven prime by the chunks done from 2 on, or when
-        every chunk is done (the cofactor is then classified by a bridge)."""
+    def _check_finished(self) -> None:
+        """Asks a worker's bridge to merge the pieces (``checkpoint/merge``: done ones as they finished, the others
+        as last known) when they may decide the answer: every chunk is done; or a done chunk found a factor (the
+        cofactor left may need no divisor the other chunks still have) and every chunk the last merge said is
+        still needed is done. The bridge answers with the one job's result when they do (:meth:`_apply_merged`
+        ends the job with it), else with the chunks still needed."""
         if self._future.done():
-            return True
-        cofactor = self._cofactor
-        top = self._prefix_top()
-        all_done = all(chunk.state == "done" for chunk in self._chunks)
-        if cofactor == 1 or (top is not None and _covers_root(top, cofactor)):
-            result = self._result(None)
-        elif all_done:
-            result = self._result(self._classification(cofactor))
-        else:
-            return False
-        self._stop_chunks()
-        self._future.set_result(result)
-        self._finish()
-        return True
+            return
+        if not all(chunk.state == "done" for chunk in self._chunks):
+            if not self._found:
+                return
+            if self._needed is not None and any(self._chunks[i].state != "done" for i in self._needed):
+                return
+        if self._merging:  # its answer looks again
+            return
+        self._merging, self._stale = True, False
+        self._merged_all = all(chunk.state == "done" for chunk in self._chunks)
+        pieces = [chunk.checkpoint for chunk in self._chunks]
+        task = self._client.submit(_merge_pieces, pieces, self._executable, self._serve_args, pure=False,
+                                   retries=2, priority=len(self._chunks) + 1)
+        task.add_done_callback(lambda f: self._events.put(("merged", f)))
 
-    def _classification(self, cofactor: int) -> FactorResult | None:
-        """The bridge's word on a cofactor no trial division proved prime (None: even, so composite)."""
-        if cofactor % 2 == 0:  # only when 2 was not tried (from > 2): the bridge would find 2 itself
-            return None
-        task = self._client.submit(_classify, _numbers.to_decimal(cofactor), self._executable, self._serve_args,
-                                   pure=False, retries=2)
-        return cast(FactorResult, task.result())
-
-    def _result(self, classified: FactorResult | None) -> FactorResult:
-        """The merged result, in the shape (and with the rules) of the bridge's own factor result."""
-        found = dict(self._found)
-        cofactor = self._cofactor
-        status: Literal["one", "probable-prime", "composite", "unknown"]
-        if cofactor == 1:
-            status = "one"
-        elif classified is None and (self._prefix_top() is not None and _covers_root(self._prefix_top() or 0,
-                                                                                        cofactor)):
-            found[cofactor] = 1  # proven prime by trial division
-            cofactor, status = 1, "one"
-        elif classified is None:
-            status = "composite"
-        else:
-            for f in classified["factors"]:  # a prime below 2^64 (BPSW is deterministic there): proven
-                found[f["prime"]] = found.get(f["prime"], 0) + f["exponent"]
-            cofactor, status = classified["cofactor"], classified["cofactorStatus"]
-        factors: list[PrimeFactor] = [{"prime": p, "exponent": e, "certainty": "proven"}
-                                      for p, e in sorted(found.items())]
-        if factors and (len(factors) > 1 or factors[0]["prime"] != self.candidate):
-            is_prime: bool | None = False
-        elif factors:
-            is_prime = True
-        else:
-            is_prime = {"probable-prime": True, "composite": False}.get(status)
-        return {"candidate": self.candidate, "factors": factors, "cofactor": cofactor, "cofactorStatus": status,
-                "complete": status in ("one", "probable-prime"), "isPrime": is_prime,
-                "certainty": "probable" if status == "probable-prime" else "proven", "mode": "trial", "parts": []}
+    def _apply_merged(self, task: Any) -> None:
+        self._merging = False
+        if self._future.done():
+            return
+        try:
+            answer: FactorResult | list[tuple[int, int]] = task.result()
+        except BaseException as error:  # the merge failed (after Dask's retries), or was cancelled
+            self._stop_chunks()
+            self._future.set_exception(error)
+            self._finish()
+            return
+        if isinstance(answer, dict):
+            self._stop_chunks()
+            self._future.set_result(answer)
+            self._finish()
+            return
+        if self._merged_all:
+            self._stop_chunks()
+            self._future.set_exception(RuntimeError("the finished pieces did not merge into an answer"))
+            self._finish()
+            return
+        if not self._stale:  # else a factor found since lowered the limit: the answer's list is too long
+            starts = {start for start, _ in answer}
+            self._needed = {chunk.index for chunk in self._chunks if chunk.start in starts}
+        self._check_finished()  # chunks may have finished while it ran
 
     # MARK: Ending
 
@@ -689,9 +705,9 @@ class DistributedJob:
             self._client.unsubscribe_topic(_topic(self._token))
         except Exception:
             pass
-        # The candidate and the chunks' checkpoints can be large: free them. The control variables (a word
+        # The chunks' checkpoints (each holds the candidate) can be large: free them. The control variables (a word
         # each) stay, so that chunks still running read "cancel" rather than wait for a variable that is gone.
-        for name in [_candidate_name(self._token)] + [_chunk_name(self._token, c.index) for c in self._chunks]:
+        for name in [_chunk_name(self._token, c.index) for c in self._chunks]:
             try:
                 Variable(name, client=self._client).delete()
             except Exception:
@@ -720,6 +736,7 @@ class DistributedJob:
             if chunk.state == "done":
                 entry["state"] = "done"
                 entry["factors"] = [{"prime": str(p), "exponent": e} for p, e in chunk.factors or []]
+                entry["checkpoint"] = chunk.checkpoint
             else:
                 checkpoint = chunk.checkpoint
                 if read_variables:
@@ -942,13 +959,6 @@ class CompleteJob:
 
 # MARK: - Entry points
 
-def _split(start: int, stop: int, chunks: int) -> list[tuple[int, int]]:
-    width = stop - start + 1
-    chunks = max(1, min(chunks, width))
-    edges = [start + width * i // chunks for i in range(chunks + 1)]
-    return [(edges[i], edges[i + 1] - 1) for i in range(chunks)]
-
-
 # The default chunking (measured by bench/dask_chunks.py: docs/scaling.md). A chunk has a fixed cost — the task's
 # dispatch, the bridge's job creation on the candidate, its result and events — of about 0.08 s for 100,000
 # digits and 2.2 s for 1,000,000 (it grows faster than the length), while a bridge with one core covers about
@@ -957,6 +967,7 @@ def _split(start: int, stop: int, chunks: int) -> list[tuple[int, int]]:
 _CHUNKS_PER_THREAD = 4  # for balance between workers, and so that early ranges finish (and stop a job) early
 _MIN_CHUNK_DIVISORS_PER_DIGIT = 500
 _MIN_CHUNK_DIVISORS = 1_000_000  # short candidates: a Dask task's own cost (a few ms) at ~10^8 divisors/s
+_MAX_CHUNKS = 4096  # the most pieces a bridge cuts a job into (checkpoint/split)
 
 
 def _default_chunks(width: int, digits: int, threads: int) -> int:
@@ -976,7 +987,9 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
 
     Args:
         n: the candidate (at least 2).
-        from_, bound: the divisor range, as for :meth:`primekit.Client.factor` (default 2 and √n, at most 2^32).
+        from_, bound: the divisor range, as for :meth:`primekit.Client.factor` (default 2 and the bridge's default
+            bound, √n capped at 2^32). A worker's bridge cuts it into the chunks (``checkpoint/split``) before this
+            returns.
         chunks: how many Dask tasks the range is cut into (default: 4 per worker thread, fewer per thread when a
             chunk would span less than 500 divisors per digit of ``n`` (and less than 10^6), at least 1); or
         chunk_size: how many divisors each covers.
@@ -990,24 +1003,18 @@ def submit(n: int, *, from_: int | None = None, bound: int | None = None, chunks
     """
     if not isinstance(n, int) or n < 2:
         raise ValueError(f"the candidate must be an int of at least 2, got {n!r}")
-    start = 2 if from_ is None else from_
-    if bound is None:
-        bound = _DEFAULT_BOUND_CAP if n.bit_length() > 66 else max(2, min(math.isqrt(n), _DEFAULT_BOUND_CAP))
-    if start < 2 or bound < start:
-        raise ValueError(f"empty or invalid divisor range [{start}, {bound}]")
-    # Divisors above √n never matter: the bridge stops there too.
-    top = min(bound, math.isqrt(n)) if n.bit_length() <= 2 * bound.bit_length() + 2 else bound
-    top = max(top, start)
+    if (from_ is not None and from_ < 2) or (bound is not None and bound < (from_ or 2)):
+        raise ValueError(f"empty or invalid divisor range [{from_ or 2}, {bound}]")
     dask_client = _default_client(client)
-    if chunk_size is not None:
-        count = -(-(top - start + 1) // max(1, chunk_size))
-    elif chunks is not None:
-        count = chunks
-    else:
-        digits = int(n.bit_length() * 0.30102999566398120) + 1  # n's decimal length, or one more
-        count = _default_chunks(top - start + 1, digits, sum(dask_client.nthreads().values()))
-    return DistributedJob(n, start, bound, _split(start, top, count), client=dask_client, on_progress=on_progress,
-                          checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args)
+    spec = {"candidate": _numbers.to_decimal(n), "from": None if from_ is None else str(from_),
+            "bound": None if bound is None else str(bound), "chunks": chunks, "chunk_size": chunk_size,
+            "threads": sum(dask_client.nthreads().values()), "executable": executable, "serve_args": list(serve_args)}
+    plan: dict[str, Any] = dask_client.submit(_plan, spec, pure=False, retries=2).result()
+    pieces = [{"from": int(piece["from"]), "bound": int(piece["bound"]), "checkpoint": piece["checkpoint"],
+               "state": "stopped"} for piece in plan["pieces"]]
+    return DistributedJob(n, int(plan["from"]), bound if bound is not None else int(plan["bound"]), pieces,
+                          client=dask_client, on_progress=on_progress, checkpoint_interval=checkpoint_interval,
+                          executable=executable, serve_args=serve_args)
 
 
 def factor(n: int, *, from_: int | None = None, bound: int | None = None, mode: Mode | None = None,
@@ -1093,19 +1100,28 @@ def resume(checkpoint: str, *, client: distributed.Client | None = None,
                            checkpoint=job_checkpoint)
     if document.get("version") != _CHECKPOINT_VERSION:
         raise ValueError(f"unsupported primekit.dask checkpoint version {document.get('version')!r}")
-    ranges: list[tuple[int, int]] = []
-    done: dict[int, list[list[int]]] = {}
-    checkpoints: dict[int, str] = {}
-    for index, chunk in enumerate(document["chunks"]):
-        ranges.append((int(chunk["from"]), int(chunk["bound"])))
-        if chunk["state"] == "done":
-            done[index] = [[_numbers.to_int(f["prime"]), int(f["exponent"])] for f in chunk["factors"]]
-        elif chunk.get("checkpoint"):
-            checkpoints[index] = chunk["checkpoint"]
+    dask_client = _default_client(client)
+    pieces: list[dict[str, Any]] = []
+    for chunk in document["chunks"]:
+        piece: dict[str, Any] = {"from": int(chunk["from"]), "bound": int(chunk["bound"]),
+                                 "checkpoint": chunk.get("checkpoint"), "state": "stopped", "published": True}
+        if chunk["state"] == "done" and piece["checkpoint"]:
+            piece["state"] = "done"
+            piece["factors"] = [[_numbers.to_int(f["prime"]), int(f["exponent"])] for f in chunk["factors"]]
+        elif chunk["state"] == "done":
+            piece["checkpoint"] = None  # a document of an earlier version: the chunk runs again
+        pieces.append(piece)
+    # Chunks without a checkpoint (not started, or done in an earlier version's document) start from a new piece.
+    missing = [piece for piece in pieces if not piece["checkpoint"]]
+    if missing:
+        texts: list[str] = dask_client.submit(
+            _pieces_of, document["candidate"], [(str(p["from"]), str(p["bound"])) for p in missing], executable,
+            list(serve_args), pure=False, retries=2).result()
+        for piece, text in zip(missing, texts):
+            piece["checkpoint"], piece["published"] = text, False
     return DistributedJob(_numbers.to_int(document["candidate"]), int(document["from"]), int(document["bound"]),
-                          ranges, client=_default_client(client), on_progress=on_progress,
-                          checkpoint_interval=checkpoint_interval, executable=executable, serve_args=serve_args,
-                          done=done, checkpoints=checkpoints)
+                          pieces, client=dask_client, on_progress=on_progress, checkpoint_interval=checkpoint_interval,
+                          executable=executable, serve_args=serve_args)
 
 
 def map_candidates(candidates: Iterable[int], kind: Literal["isPrime", "factor"] = "isPrime", *,

@@ -84,6 +84,7 @@ class FactorResult(TypedDict):
     mode: NotRequired[Mode]
     parts: NotRequired[list[CompositePart]]
     ecmShare: NotRequired[EcmShare]
+    checkpoint: NotRequired[str]
 
 
 class PrimalityResult(TypedDict):
