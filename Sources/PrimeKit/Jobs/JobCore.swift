@@ -188,9 +188,10 @@ struct JobCore: Sendable {
         set { if extras != nil || !(newValue.isEmpty) { extrasBox().dependents = newValue } }
     }
 
-    init(priority: JobPriority, pieces: consuming PieceList, inIntake: Bool = false) {
+    /// - Parameter pieces: The job's pieces; nil for one piece over the whole divisor range (built here, in place).
+    init(priority: JobPriority, pieces: consuming PieceList?, inIntake: Bool = false) {
         self.priority = priority
-        self.pieces = pieces
+        if let pieces { self.pieces = pieces } else { self.pieces = PieceList(whole: ()) }
         self.inIntake = inIntake
     }
 
