@@ -503,10 +503,12 @@ extension Scheduler {
     func cancel(_ job: Job, reason: CancellationReason, _ s: inout SchedulerState, _ effects: inout Effects) {
         let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
             guard !core.state.isFinished, core.cancelRequest == nil else { return nil }
-            core.cancelRequest = reason
+            // A job at rest ends now; only one on a worker keeps the request until its slice ends (the request
+            // lives in the job's extras, which a job ending here need not get).
             if core.piecesOnWorkers == 0 && !core.merging {
                 return finish(job, &core, outcome: .cancelled(reason), &s, &effects)
             }
+            core.cancelRequest = reason
             interruptPieces(core, &effects)
             return nil
         }
