@@ -33,13 +33,13 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     public var candidate: String { submitted.decimal }
 
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
-         priority: JobPriority, pieces: consuming PieceList, mode: FactorMode = .trialDivision,
+         priority: JobPriority, pieces: consuming PieceList?, mode: FactorMode = .trialDivision,
          effort: JobEffort? = nil, inIntake: Bool = false, keepsFinalCheckpoint: Bool = false,
          scheduler: Scheduler) {
         self.mode = mode
         self.keepsFinalCheckpoint = keepsFinalCheckpoint
         self.effort = effort
-        self.pieceCount = Int32(pieces.count)
+        self.pieceCount = Int32(pieces?.count ?? 1)
         self.id = id
         self.kind = kind
         self.submitted = candidate

@@ -1,14 +1,22 @@
 /// Validating a request and planning its pieces: where options were given, its kernel jobs are created here
 /// (so bad options fail at submission, not later on a worker).
 enum JobPlan {
-    /// The candidate, the pieces and the estimated work of `request`, validated.
+    /// The candidate, the pieces and the estimated work of `request`, validated. The pieces are nil for one piece
+    /// over the whole divisor range, which the job builds in place (a piece returned here was copied on its way).
     /// - Parameters:
     ///   - request: What was submitted.
     ///   - configuration: The queue's configuration (limits, split threshold).
     ///   - workers: The queue's worker count; a split job has four pieces per worker unless configured.
     static func make(_ request: borrowing JobRequest, configuration: JobQueue.Configuration, workers: Int)
-        throws(PrimeKitError) -> (JobCandidate, PieceList, Double, JobEffort?)
+        throws(PrimeKitError) -> (JobCandidate, PieceList?, Double, JobEffort?)
     {
+        // A plain complete request (no divisor range, checkpoint, effort limit or range: most small jobs) needs no
+        // check but its candidate's, and runs as one piece.
+        if request.isPlain, request.complete, request.kind != .factorRange {
+            let submitted = try validated(request.submitted, maxDigits: configuration.maxDigits)
+            let range = CandidateText.effectiveRange(value: submitted.value, from: nil, bound: nil)
+            return (submitted, nil, completeWork(submitted, estimatedWork(submitted, range)), nil)
+        }
         let limits = KernelLimits(maxDigits: configuration.maxDigits, bpswDigits: configuration.bpswDigits)
         let effort = try JobEffort.make(request)
         if let checkpoint = request.checkpoint {
@@ -25,32 +33,16 @@ enum JobPlan {
                                                       chunk: rangeChunk(configuration), limits: limits)
             return (candidate, pieces, work, nil)
         }
-        var submitted = request.submitted
-        if submitted.text.isEmpty, let integer = submitted.value {
-            try CandidateText.validateCandidate(integer, maxDigits: configuration.maxDigits)
-        } else {
-            let text = submitted.text
-            submitted = JobCandidate(text: text,
-                                     value: try CandidateText.validateCandidate(text, maxDigits: configuration.maxDigits))
-        }
+        let submitted = try validated(request.submitted, maxDigits: configuration.maxDigits)
         let value = submitted.value
         try CandidateText.validateOption(request.from, name: "from")
         try CandidateText.validateOption(request.bound, name: "bound")
         let range = CandidateText.effectiveRange(value: value, from: request.from, bound: request.bound)
         let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
-        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
-        let estimatedWork = max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
+        let estimatedWork = estimatedWork(submitted, range)
 
         if request.mode == .complete {
-            // A complete job runs unsplit. Its kernel job is made on its first slice, unless the answer comes
-            // without one (below 2^32 from `pk_small_factor`, below 2^128 from the batch call). A word-size answer
-            // costs at most tens of microseconds below 2^64 and milliseconds below 2^128 (in units of about half a
-            // nanosecond), far less than trial division to the default bound: so many of them go to a worker at once.
-            var work = estimatedWork
-            if let word = submitted.wordValue, word >> 32 != 0 {
-                work = min(work, word >> 64 == 0 ? 40_000 : 4_000_000)
-            }
-            return (submitted, PieceList(PieceState(from: nil, bound: nil, weight: 1, kernel: nil)), work, effort)
+            return (submitted, nil, completeWork(submitted, estimatedWork), effort)
         }
         let pieceCount = workers < 2 && configuration.splitPieces == nil
             ? 1 : min(64, max(1, configuration.splitPieces ?? 4 * workers))
@@ -77,6 +69,38 @@ enum JobPlan {
                                    limits: limits)
         let piece = PieceState(from: request.from, bound: request.bound, weight: 1, kernel: kernel)
         return (submitted, PieceList(piece), estimatedWork, effort)
+    }
+
+    /// The candidate, validated (a text one with its value parsed).
+    @inline(__always)
+    private static func validated(_ submitted: JobCandidate, maxDigits: Int) throws(PrimeKitError) -> JobCandidate {
+        if submitted.text.isEmpty, let integer = submitted.value {
+            try CandidateText.validateCandidate(integer, maxDigits: maxDigits)
+            return submitted
+        }
+        let text = submitted.text
+        return JobCandidate(text: text, value: try CandidateText.validateCandidate(text, maxDigits: maxDigits))
+    }
+
+    /// Trial division's work over `range` (a range of 2^64 divisors when it is all of them).
+    @inline(__always)
+    private static func estimatedWork(_ submitted: JobCandidate, _ range: ClosedRange<UInt64>?) -> Double {
+        let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
+        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
+        return max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
+    }
+
+    /// A complete job's estimated work. It runs unsplit. Its kernel job is made on its first slice, unless the
+    /// answer comes without one (below 2^32 from `pk_small_factor`, below 2^128 from the batch call). A word-size
+    /// answer costs at most tens of microseconds below 2^64 and milliseconds below 2^128 (in units of about half a
+    /// nanosecond), far less than trial division to the default bound: so many of them go to a worker at once.
+    @inline(__always)
+    private static func completeWork(_ submitted: JobCandidate, _ estimatedWork: Double) -> Double {
+        var work = estimatedWork
+        if let word = submitted.wordValue, word >> 32 != 0 {
+            work = min(work, word >> 64 == 0 ? 40_000 : 4_000_000)
+        }
+        return work
     }
 
     /// The workers a range job may run on at once: one unless the request allows splitting.

@@ -8,6 +8,9 @@
 /// let limited = try queue.submit(.factor(n).effort(ecmDigits: 30, timeLimit: .seconds(10)))
 /// ```
 public struct JobRequest: Sendable {
+    // A request is copied several times on its way into a job (a million tiny jobs are a million requests): the
+    // fields every request sets are stored here, the rest in a shared box that a plain request does not have.
+
     /// What the job computes (for a restored job: the checkpoint's kind).
     public var kind: JobKind
     /// The candidate as decimal text (empty for a restored job until it is submitted).
@@ -18,24 +21,8 @@ public struct JobRequest: Sendable {
     /// The candidate as given: text (not parsed here), or an integer that fits 64 bits (with empty text: written out
     /// only when `candidate` is read, and never parsed back).
     private(set) var submitted: JobCandidate
-    /// The first trial divisor, decimal, at least 2; nil means 2 ("0" and "1" are refused with `invalidOptions`).
-    public var from: String?
-    /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
-    public var bound: String?
-    /// The checkpoint to continue from, if any (then `candidate`, `from` and `bound` come from it).
-    public var checkpoint: Checkpoint?
     /// Scheduling priority.
     public var priority: JobPriority = .normal
-    /// The shortest time between two progress snapshots (default 250 ms; an ``Engine`` gives a request that sets
-    /// none its ``EngineSettings/progressInterval``).
-    public var progressInterval: Duration {
-        @inline(__always) get { chosenProgressInterval ?? .milliseconds(250) }
-        set { chosenProgressInterval = newValue }
-    }
-    /// The progress interval the caller set, if any (even one equal to the default).
-    private(set) var chosenProgressInterval: Duration?
-    /// Jobs of the same queue that must succeed before this one starts.
-    public var dependencies: [Job] = []
     /// Whether the queue may cut a large divisor range into pieces that run on several workers at once.
     public var allowsSplitting = true
     /// Whether a trial-division `factor` job's result carries the job's final checkpoint
@@ -47,21 +34,62 @@ public struct JobRequest: Sendable {
     /// always means trial division over it. Default true; ``trialDivision()`` sets it to false (trial division up
     /// to the default bound, ⌊√n⌋ capped at 2^32).
     public var complete = true
+    /// The fields below, when any was set; nil for a plain request (none was).
+    private var options: Options?
+
+    /// The first trial divisor, decimal, at least 2; nil means 2 ("0" and "1" are refused with `invalidOptions`).
+    public var from: String? {
+        get { options?.from }
+        set { change { $0.from = newValue } }
+    }
+    /// The last trial divisor (inclusive), decimal; nil means floor(sqrt(n)) capped at 2^32.
+    public var bound: String? {
+        get { options?.bound }
+        set { change { $0.bound = newValue } }
+    }
+    /// The checkpoint to continue from, if any (then `candidate`, `from` and `bound` come from it).
+    public var checkpoint: Checkpoint? {
+        get { options?.checkpoint }
+        set { change { $0.checkpoint = newValue } }
+    }
+    /// The shortest time between two progress snapshots (default 250 ms; an ``Engine`` gives a request that sets
+    /// none its ``EngineSettings/progressInterval``).
+    public var progressInterval: Duration {
+        @inline(__always) get { chosenProgressInterval ?? .milliseconds(250) }
+        set { change { $0.chosenProgressInterval = newValue } }
+    }
+    /// The progress interval the caller set, if any (even one equal to the default).
+    var chosenProgressInterval: Duration? { options?.chosenProgressInterval }
+    /// Jobs of the same queue that must succeed before this one starts.
+    public var dependencies: [Job] {
+        get { options?.dependencies ?? [] }
+        set { change { $0.dependencies = newValue } }
+    }
     /// The effort limit of a complete job: stop splitting a part above 128 bits once the ECM curves expected to
     /// find a factor of this many digits are done (1...70, rounded up to a level 15, 20, ..., 70; nil: no limit).
     /// The parts left are listed in ``FactorResult/parts``.
-    public var ecmDigits: Int?
+    public var ecmDigits: Int? {
+        get { options?.ecmDigits }
+        set { change { $0.ecmDigits = newValue } }
+    }
     /// The effort limit of a complete job in kernel work units spent after trial division (nil: no limit).
-    public var workLimit: UInt64?
+    public var workLimit: UInt64? {
+        get { options?.workLimit }
+        set { change { $0.workLimit = newValue } }
+    }
     /// The running time (time on a worker, not waiting time) after which a complete job stops splitting and
     /// succeeds with the partial answer (nil: no limit).
-    public var timeLimit: Duration?
+    public var timeLimit: Duration? {
+        get { options?.timeLimit }
+        set { change { $0.timeLimit = newValue } }
+    }
     /// What the job computes: complete unless ``complete`` is false or a divisor range is given (a restored job
     /// takes its mode from its checkpoint).
     var mode: FactorMode {
         @inline(__always) get {
-            if let checkpoint { return checkpoint.mode }
-            return complete && from == nil && bound == nil ? .complete : .trialDivision
+            guard let options else { return complete ? .complete : .trialDivision }
+            if let checkpoint = options.checkpoint { return checkpoint.mode }
+            return complete && options.from == nil && options.bound == nil ? .complete : .trialDivision
         }
     }
     /// A `factorRange` request's first and last number as given (decimal); nil for other requests.
@@ -69,14 +97,72 @@ public struct JobRequest: Sendable {
         get { rangeEnds.map { ($0.first, $0.last) } }
         set { rangeEnds = newValue.map { RangeEnds(first: $0.first, last: $0.last) } }
     }
-    private(set) var rangeEnds: RangeEnds?
+    private(set) var rangeEnds: RangeEnds? {
+        get { options?.rangeEnds }
+        set { change { $0.rangeEnds = newValue } }
+    }
+
+    /// True when no field of the box was ever set: integer or text candidate, kind, priority, splitting and
+    /// completeness only — no divisor range, checkpoint, dependencies, effort limits, progress interval or range.
+    var isPlain: Bool { options == nil }
+
+    /// The rarely set fields. Immutable, so requests that share one stay values: a change makes a new box.
+    private final class Options: Sendable {
+        let from: String?
+        let bound: String?
+        let checkpoint: Checkpoint?
+        let chosenProgressInterval: Duration?
+        let dependencies: [Job]
+        let ecmDigits: Int?
+        let workLimit: UInt64?
+        let timeLimit: Duration?
+        let rangeEnds: RangeEnds?
+
+        init(_ fields: Fields) {
+            from = fields.from
+            bound = fields.bound
+            checkpoint = fields.checkpoint
+            chosenProgressInterval = fields.chosenProgressInterval
+            dependencies = fields.dependencies
+            ecmDigits = fields.ecmDigits
+            workLimit = fields.workLimit
+            timeLimit = fields.timeLimit
+            rangeEnds = fields.rangeEnds
+        }
+
+        var fields: Fields {
+            Fields(from: from, bound: bound, checkpoint: checkpoint, chosenProgressInterval: chosenProgressInterval,
+                   dependencies: dependencies, ecmDigits: ecmDigits, workLimit: workLimit, timeLimit: timeLimit,
+                   rangeEnds: rangeEnds)
+        }
+    }
+
+    /// The box's fields as one value to change.
+    private struct Fields {
+        var from: String?
+        var bound: String?
+        var checkpoint: Checkpoint?
+        var chosenProgressInterval: Duration?
+        var dependencies: [Job] = []
+        var ecmDigits: Int?
+        var workLimit: UInt64?
+        var timeLimit: Duration?
+        var rangeEnds: RangeEnds?
+    }
+
+    /// Sets fields of the box (a new one: others may share the old).
+    private mutating func change(_ body: (inout Fields) -> Void) {
+        var fields = options?.fields ?? Fields()
+        body(&fields)
+        options = Options(fields)
+    }
 
     @usableFromInline
     init(kind: JobKind, candidate: String, from: String?, bound: String?) {
         self.kind = kind
         self.submitted = JobCandidate(text: candidate, value: nil)
-        self.from = from
-        self.bound = bound
+        if let from { self.from = from }
+        if let bound { self.bound = bound }
     }
 
     /// A request for an integer that fits 64 bits: kept as the integer.
@@ -84,8 +170,8 @@ public struct JobRequest: Sendable {
     init(kind: JobKind, integer value: UInt64, from: UInt64?, bound: UInt64?) {
         self.kind = kind
         self.submitted = JobCandidate(text: "", value: value)
-        self.from = from.map { String($0) }
-        self.bound = bound.map { String($0) }
+        if let from { self.from = String(from) }
+        if let bound { self.bound = String(bound) }
     }
 
     /// A request for any integer: kept as the integer when it fits 64 bits (the check is specialised for the
@@ -186,7 +272,7 @@ public struct JobRequest: Sendable {
     public func complete(ecmDigits: Int? = nil) -> JobRequest {
         var copy = self
         copy.complete = true
-        copy.ecmDigits = ecmDigits
+        if ecmDigits != nil || copy.ecmDigits != nil { copy.ecmDigits = ecmDigits }
         return copy
     }
 

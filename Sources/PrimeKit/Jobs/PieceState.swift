@@ -5,11 +5,11 @@ struct PieceState: Sendable {
     // The flags come last, where they share the words after `progress`.
 
     /// The piece's own divisor range, if it has one.
-    let range: PieceRange?
+    private(set) var range: PieceRange? = nil
     /// The piece's share of the job's work; the shares add up to 1.
-    var weight: Double
+    var weight: Double = 1
     /// The kernel job, created on first use.
-    var kernel: KernelJob?
+    var kernel: KernelJob? = nil
     /// Matches the piece's one valid deque entry; older entries are stale and skipped.
     var token: UInt64 = 0
     /// The factors found so far by this piece.
@@ -29,6 +29,11 @@ struct PieceState: Sendable {
     var from: String? { range?.from }
     /// The piece's last divisor, or nil for the job's own.
     var bound: String? { range?.bound }
+
+
+    /// The one piece of a job over its whole divisor range, nothing done yet.
+    @inline(__always)
+    init() {}
 
     init(from: String?, bound: String?, weight: Double, kernel: KernelJob?, shared: SharedCofactor? = nil,
          run: RangeRun? = nil) {
@@ -54,6 +59,13 @@ struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
     /// One piece.
     init(_ piece: consuming PieceState) {
         head = piece
+        tail = []
+    }
+
+    /// One piece over the job's whole divisor range, built in place.
+    @inline(__always)
+    init(whole: ()) {
+        head = PieceState()
         tail = []
     }
 
@@ -87,6 +99,16 @@ struct PieceList: RandomAccessCollection, MutableCollection, Sendable {
     mutating func update<R>(_ position: Int, _ body: (inout PieceState) throws -> R) rethrows -> R {
         if position == 0 { return try body(&head) }
         return try body(&tail[position - 1])
+    }
+
+    /// Changes every piece in place. The rest are touched only when there are any: a loop over `indices` with
+    /// ``update(_:_:)`` made the one-piece job's empty `tail` unique first — a new, empty array buffer allocated
+    /// and freed on each call.
+    @inline(__always)
+    mutating func updateAll(_ body: (inout PieceState) -> Void) {
+        body(&head)
+        guard !tail.isEmpty else { return }
+        for index in tail.indices { body(&tail[index]) }
     }
 }
 

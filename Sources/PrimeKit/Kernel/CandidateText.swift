@@ -143,11 +143,13 @@ struct JobCandidate: Sendable {
 extension CandidateText {
     /// The number of decimal digits of `value`.
     static func decimalLength(_ value: UInt64) -> Int {
+        // Powers of ten by multiplication (a division per digit costs ten times as much); 10^19 is the largest
+        // that fits, and a value at or above it has 20 digits.
         var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
+        var power: UInt64 = 10
+        while digits < 20, value >= power {
             digits += 1
+            power &*= 10
         }
         return digits
     }

@@ -24,11 +24,12 @@ extension Scheduler {
             var bestScore: UInt64 = 0
             let anyContinuing = s.continuingEntries > 0
             for level in stride(from: s.fresh.count - 1, through: 0, by: -1) {
+                // The heads' stamps only: copying the entries would retain their jobs.
                 let oldest: UInt64
-                switch (s.fresh[level].first, anyContinuing ? s.continuing[level].first : nil) {
+                switch (s.fresh[level].headStamp, anyContinuing ? s.continuing[level].headStamp : nil) {
                 case (nil, nil): continue
-                case (let head?, nil), (nil, let head?): oldest = head.enqueuedAt
-                case (let new?, let old?): oldest = min(new.enqueuedAt, old.enqueuedAt)
+                case (let stamp?, nil), (nil, let stamp?): oldest = stamp
+                case (let new?, let old?): oldest = min(new, old)
                 }
                 let score = UInt64(level) * aging + (s.clock - oldest)
                 if bestLevel < 0 || score > bestScore {
@@ -40,8 +41,8 @@ extension Scheduler {
             let continuing: Bool
             if s.fresh[bestLevel].isEmpty {
                 continuing = true
-            } else if anyContinuing, let old = s.continuing[bestLevel].first {
-                continuing = s.clock - old.enqueuedAt >= aging
+            } else if anyContinuing, let old = s.continuing[bestLevel].headStamp {
+                continuing = s.clock - old >= aging
             } else {
                 continuing = false
             }
@@ -200,4 +201,10 @@ extension Scheduler {
         s.longSliceCount += (kernel == nil ? 0 : 1) - (had ? 1 : 0)
         longSliceHint.store(s.longSliceCount, ordering: .sequentiallyConsistent)
     }
+}
+
+extension Deque where Element == ReadyEntry {
+    /// When the oldest entry was queued (nil when empty), read without copying the entry.
+    @inline(__always)
+    var headStamp: UInt64? { isEmpty ? nil : self[startIndex].enqueuedAt }
 }

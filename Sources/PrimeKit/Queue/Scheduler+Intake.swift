@@ -62,12 +62,20 @@ extension Scheduler {
         taken.reserveCapacity(s.intakeSpare.count)
         for index in s.intakeSpare.indices {
             let job = s.intakeSpare[index]
-            s.counts.pending += 1
             s.clock += 1
             taken.append(job.core.withLock(anchoredTo: job) { core in
                 core.inIntake = false
-                transition(job, &core, to: .ready, &s, &effects)
-                transition(job, &core, to: .running, &s, &effects)
+                if core.hasExtras {
+                    s.counts.pending += 1
+                    transition(job, &core, to: .ready, &s, &effects)
+                    transition(job, &core, to: .running, &s, &effects)
+                } else {
+                    // Pending, ready and running in one step: nobody waits on the job, and a pending job of the
+                    // intake is in no index, so the two transitions would change nothing but these counts.
+                    precondition(core.state == .pending, "PrimeKit: invalid job transition \(core.state) → running")
+                    core.state = .running
+                    s.counts.running += 1
+                }
                 return core.pieces.update(0) { piece in
                     piece.onWorker = true
                     return Assignment(

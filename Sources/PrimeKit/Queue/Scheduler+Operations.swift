@@ -72,11 +72,11 @@ extension Scheduler {
 
     /// One job: the same as `submit(contentsOf: [request])[0]` without the arrays (the one-at-a-time hot path);
     /// `candidate`, `pieces` and `estimatedWork` are the request's plan (``JobPlan/make(_:configuration:workers:)``).
-    func submit(_ request: borrowing JobRequest, candidate: JobCandidate, pieces: consuming PieceList, estimatedWork: Double,
+    func submit(_ request: borrowing JobRequest, candidate: JobCandidate, pieces: consuming PieceList?, estimatedWork: Double,
                 effort: JobEffort? = nil, beforeRegistering: (Job) -> Void = { _ in }) throws(PrimeKitError) -> Job
     {
         let dependencies = request.dependencies
-        try checkDependencies(dependencies)
+        if !dependencies.isEmpty { try checkDependencies(dependencies) }
         // Every worker busy, nothing of lower priority running, no dependencies: the job joins the intake, which
         // the workers register from on their next trip into the lock, and the submitter never waits for them.
         let viaIntake = dependencies.isEmpty && parkedWorkers.load(ordering: .relaxed) == 0
@@ -127,7 +127,7 @@ extension Scheduler {
     }
 
     @inline(__always)
-    func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: JobCandidate, pieces: consuming PieceList,
+    func makeJob(_ request: borrowing JobRequest, id: UInt64, candidate: JobCandidate, pieces: consuming PieceList?,
                  estimatedWork: Double, effort: JobEffort?, inIntake: Bool) -> Job {
         Job(id: JobID(rawValue: id), kind: request.kind, candidate: candidate, progressInterval: request.progressInterval,
             estimatedWork: estimatedWork, priority: request.priority, pieces: consume pieces, mode: request.mode,

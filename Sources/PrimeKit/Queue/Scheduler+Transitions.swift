@@ -273,7 +273,7 @@ extension Scheduler {
     }
 
     func unqueueAll(_ core: inout JobCore) {
-        for index in core.pieces.indices { core.pieces.update(index) { $0.queued = false } }
+        core.pieces.updateAll { $0.queued = false }
     }
 
     /// Interrupts every piece a worker is stepping (after the locks are released).
@@ -326,16 +326,22 @@ extension Scheduler {
             s.waiting[job.id] = waits ? job : nil
             core.indexedAsWaiting = waits
         }
-        if core.hasExtras && !core.stateWaiters.isEmpty {
-            var ready: [CheckedContinuation<JobState, Never>] = []
-            core.stateWaiters.removeAll { waiter in
-                guard waiter.states.contains(next) || next.isFinished else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            let resumed = ready
-            if !resumed.isEmpty { effects.add { for continuation in resumed { continuation.resume(returning: next) } } }
+        if core.hasExtras { resumeStateWaiters(&core, next, &effects) }
+    }
+
+    /// The `wait(until:)` callers a transition to `next` answers. Out of line: most jobs have nobody waiting, and
+    /// this part's frame (an array of continuations, a closure) made every transition several times as long.
+    @inline(never)
+    func resumeStateWaiters(_ core: inout JobCore, _ next: JobState, _ effects: inout Effects) {
+        guard !core.stateWaiters.isEmpty else { return }
+        var ready: [CheckedContinuation<JobState, Never>] = []
+        core.stateWaiters.removeAll { waiter in
+            guard waiter.states.contains(next) || next.isFinished else { return false }
+            ready.append(waiter.continuation)
+            return true
         }
+        let resumed = ready
+        if !resumed.isEmpty { effects.add { for continuation in resumed { continuation.resume(returning: next) } } }
     }
 
     /// Ends the announcement of a job that had nobody to tell when it finished, after the queue's tap has seen its
@@ -401,7 +407,7 @@ extension Scheduler {
         }
         // The tap's final word on a job is its end (it needs no 100 % snapshot before it).
         effects.tap(finished: job, outcome, from: s)
-        for index in core.pieces.indices { core.pieces.update(index) { $0.kernel = nil } }
+        core.pieces.updateAll { $0.kernel = nil }
         core.cancelRequest = nil
         core.pauseRequest = nil
         // Nobody waits, listens or holds a channel: nothing more to do (the common case for small jobs) — but with
@@ -497,10 +503,12 @@ extension Scheduler {
     func cancel(_ job: Job, reason: CancellationReason, _ s: inout SchedulerState, _ effects: inout Effects) {
         let end: JobEnd? = job.core.withLock(anchoredTo: job) { core in
             guard !core.state.isFinished, core.cancelRequest == nil else { return nil }
-            core.cancelRequest = reason
+            // A job at rest ends now; only one on a worker keeps the request until its slice ends (the request
+            // lives in the job's extras, which a job ending here need not get).
             if core.piecesOnWorkers == 0 && !core.merging {
                 return finish(job, &core, outcome: .cancelled(reason), &s, &effects)
             }
+            core.cancelRequest = reason
             interruptPieces(core, &effects)
             return nil
         }

@@ -57,7 +57,8 @@ enum SliceReport: Sendable {
 
 /// What a worker does next.
 enum WorkerStep: Sendable {
-    case run([Assignment])
+    /// Run the assignments the trip left in the worker's `batch`.
+    case run
     case merge(Job, [KernelJob])
     case spin
     case park
@@ -79,6 +80,9 @@ extension Scheduler {
         // The kernel job of the long piece this worker ran, moved out of `longSlices` so that it is freed after the
         // lock if it was the last reference (a finished job's kernel job is freed on the worker, see `runSlice`).
         var longSlice: KernelJob?
+        // What a trip took to run: each assignment is moved out of it to run (a copy would retain its job, kernel
+        // job and range once more, and the array's release each of them again).
+        var batch: [Assignment] = []
         while true {
             var effects = Effects()
             swap(&pending, &reports)
@@ -111,14 +115,16 @@ extension Scheduler {
                     s.workers -= 1
                     return .exit
                 }
-                var batch = takeIntake(&s, &effects)
+                batch = takeIntake(&s, &effects)
                 if batch.isEmpty, let first = dispatch(&s, &effects, smallerThan: nil) {
                     // Small jobs (far less than a slice of work) are taken several at a time: one trip into the
                     // lock per batch instead of per job.
-                    batch = [first]
-                    if first.single, first.job.estimatedWork * Double(Self.batchLimit) <= Double(first.budget) {
+                    let budget = Double(first.budget)
+                    let small = first.single && first.job.estimatedWork * Double(Self.batchLimit) <= budget
+                    batch.append(first)
+                    if small {
                         while batch.count < Self.batchLimit,
-                              let more = dispatch(&s, &effects, smallerThan: Double(first.budget) / Double(Self.batchLimit)) {
+                              let more = dispatch(&s, &effects, smallerThan: budget / Double(Self.batchLimit)) {
                             batch.append(more)
                         }
                     }
@@ -140,7 +146,7 @@ extension Scheduler {
                         }
                     }
                     publishSlotPriorities(s)
-                    return .run(batch)
+                    return .run
                 }
                 if mayIdleSpin && s.dispatchAllowed { return .spin }
                 s.idle.append(parker)
@@ -158,11 +164,11 @@ extension Scheduler {
             applied.removeAll(keepingCapacity: true)
             longSlice = nil
             switch next {
-            case .run(let batch):
+            case .run:
                 mayIdleSpin = true
                 reports.reserveCapacity(batch.count)
                 // The reports are collected last first, so that popping them applies them in the batch's order.
-                for index in batch.indices.reversed() { reports.append(runSlice(batch[index])) }
+                while let assignment = batch.popLast() { reports.append(runSlice(assignment)) }
             case .merge(let job, let kernels) where kernels.first?.shareInfo() != nil:
                 // ECM shares: one kernel job again, which goes on (docs/queue.md, "One big job on all cores").
                 let result = Result { () throws(PrimeKitError) -> (KernelJob, KernelProgress, [PrimeFactor]) in
