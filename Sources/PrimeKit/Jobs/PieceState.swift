@@ -174,7 +174,7 @@ final class SharedCofactor: Sendable {
     @discardableResult
     func record(_ factors: [PrimeFactor]) -> Bool {
         guard !factors.isEmpty else { return false }
-        let all: [PrimeFactor]? = found.withLock { found in
+        let all: [PrimeFactor]? = found.withLock(anchoredTo: self) { found in
             var added = false
             for factor in factors where found[factor.prime] == nil {
                 found[factor.prime] = factor.exponent

@@ -77,7 +77,7 @@ final class RangeRun: Sendable {
         func interrupt() {
             switch self {
             case .sieve(let sieve): sieve.interrupt()
-            case .cursor(let cursor): cursor.job.withLock { $0?.interrupt() }
+            case .cursor(let cursor): cursor.job.withLock(anchoredTo: cursor) { $0?.interrupt() }
             }
         }
     }
@@ -292,7 +292,7 @@ final class RangeRun: Sendable {
     /// One step of a chunk from 2^64 on: a batch call over the next numbers (below 2^128), or a step of the complete
     /// job of the next number; the block of the numbers it finished, if any.
     private func advance(_ cursor: Cursor, budget: UInt64) throws(PrimeKitError) -> (KernelStep, RangeBlock?) {
-        let low = cursor.next.withLock { $0 }
+        let low = cursor.next.withLock(anchoredTo: cursor) { $0 }
         switch cursor.kind {
         case .sieve:
             preconditionFailure("a sieved chunk has no cursor")
@@ -310,16 +310,16 @@ final class RangeRun: Sendable {
             }
             var block = RangeBlock(first: String(base + low), factors: factors)
             block.offset = low
-            cursor.next.withLock { $0 = high + 1 }
+            cursor.next.withLock(anchoredTo: cursor) { $0 = high + 1 }
             return (high == cursor.high ? .done : .more, block)
         case .complete:
             let number = RangeDecimal.adding(first, low)
             let job: KernelJob
-            if let current = cursor.job.withLock({ $0 }) {
+            if let current = cursor.job.withLock(anchoredTo: cursor, { $0 }) {
                 job = current
             } else {
                 job = try KernelJob.create(candidate: number, from: nil, bound: nil, limits: limits, complete: true)
-                cursor.job.withLock { $0 = job }
+                cursor.job.withLock(anchoredTo: cursor) { $0 = job }
             }
             let step = try job.step(budget: budget)
             guard step == .done else { return (step, nil) }
@@ -328,10 +328,10 @@ final class RangeRun: Sendable {
                 throw PrimeKitError(code: .incompleteFactorization,
                                     message: "the complete job of \(number.prefix(40)) ended without every factor")
             }
-            cursor.job.withLock { $0 = nil }
+            cursor.job.withLock(anchoredTo: cursor) { $0 = nil }
             var block = RangeBlock(first: number, factors: [result.factors])
             block.offset = low
-            cursor.next.withLock { $0 = low + 1 }
+            cursor.next.withLock(anchoredTo: cursor) { $0 = low + 1 }
             return (low == cursor.high ? .done : .more, block)
         }
     }
