@@ -38,13 +38,13 @@ def _share_rounds(job: pkdask.CompleteJob) -> list[dict[str, Any]]:
 
 
 def _check_round(entry: dict[str, Any]) -> None:
-    """Two shares, on the two worker processes; once one found a factor, none ran its curves to the end."""
+    """Two shares, on the two worker processes, each found, stopped or over. A share beside the one that found a
+    factor may still end "over": both run the same curves side by side, so when the factor comes from the last
+    curves, the other's may end before the stop reaches it (more often on a busy machine)."""
     shares = entry["shares"]
     assert [share["index"] for share in shares] == [0, 1]
     assert len({share["pid"] for share in shares if share["started"]}) == sum(share["started"] for share in shares)
-    states = {share["state"] for share in shares}
-    if "found" in states:
-        assert states <= {"found", "interrupted"}
+    assert {share["state"] for share in shares} <= {"found", "interrupted", "over"}
 
 
 def test_shares_give_the_local_answer(dask_client: Any, local: Client) -> None:
@@ -60,14 +60,15 @@ def test_shares_give_the_local_answer(dask_client: Any, local: Client) -> None:
 
 def test_a_share_that_finds_a_factor_stops_the_other(dask_client: Any, local: Client) -> None:
     rounds: list[dict[str, Any]] = []
-    for n in (N20, N21):
+    for n in (N16, N20, N21):
         job = pkdask.submit_complete(n, client=dask_client, serve_args=SERVE_ARGS)
         assert job.result(GUARD) == local.factor(n)
         rounds += _share_rounds(job)
-    # Where a share found a factor, the other was stopped: none ran its curves to the end. Both may find one
-    # within the same twentieth of a second now and then, but not on both numbers.
     for entry in rounds:
         _check_round(entry)
+    # A share that found a factor stopped the other while it still had curves to run. N16's factor comes within
+    # its first curves, long before the other share's end; the others' may come at the end of a level, where the
+    # other share can be over first.
     assert any({share["state"] for share in entry["shares"]} == {"found", "interrupted"} for entry in rounds)
 
 
