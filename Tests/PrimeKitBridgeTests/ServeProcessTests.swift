@@ -69,8 +69,12 @@ import Testing
         _ = try await first.request("job/submit", #"{"kind":"factor","candidate":"600851475143"}"#, id: 2)
         let done = try await first.log.finished("j1")
         let jobID = try await Self.startLongJob(first, id: 3)
-        // Wait until the store says the running job's checkpoint is durable.
-        _ = try await first.log.notification { $0["params"]?["event"]?["data"]?["jobId"] == .string(jobID) }
+        // Wait until the store says the running job's checkpoint is durable. The store writes it on its own thread
+        // every 20 ms, but with the rest of the suite running beside this server that thread can wait for a CPU far
+        // longer than the usual 20 s guard (CI saw it miss it once): the guard here is against a hang only.
+        _ = try await first.log.notification(timeout: .seconds(180)) {
+            $0["params"]?["event"]?["data"]?["jobId"] == .string(jobID)
+        }
         first.signal(SIGKILL)
         #expect(await first.exitStatus() == SIGKILL)
 
