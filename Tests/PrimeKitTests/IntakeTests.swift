@@ -117,6 +117,31 @@ import Testing
         #expect(queue.counts.succeeded == 5_000)
     }
 
+    @Test func batchesAndSingleJobsLeaveTheIntakeInTheOrderTheyCame() async throws {
+        // The intake keeps a batch as the array its submitter got back and gathers single jobs in arrays of its
+        // own: submitted interleaved while the one worker is busy, they must still run in submission order, each
+        // once, and a submitter's array must stay as it was returned.
+        let (queue, long, first) = try await busyQueue(tinyJobs: 40)
+        var expected = first
+        var batches: [[Job]] = []
+        for round in 0..<4 {
+            let batch = try queue.submit(contentsOf: (0..<(25 + round)).map { JobRequest.isPrime(UInt64(50_000 + 100 * round + $0)) })
+            batches.append(batch)
+            expected += batch
+            for index in 0..<(7 * round) { expected.append(try queue.submit(.isPrime(UInt64(90_000 + 100 * round + index)))) }
+        }
+        #expect(expected.filter { $0.core.withLock { $0.inIntake } }.count > expected.count / 2)
+        let order = Recorder<JobID>()
+        for job in expected { job.onSuccess { _ in order.append(job.id) } }
+        long.cancel()
+        await queue.waitUntilIdle()
+        #expect(order.values == expected.map(\.id))
+        for (round, batch) in batches.enumerated() {
+            #expect(batch.map(\.candidate) == (0..<(25 + round)).map { String(50_000 + 100 * round + $0) })
+        }
+        for job in expected { #expect(try await job.result.isPrime == isPrimeByDivision(UInt64(job.candidate)!)) }
+    }
+
     @Test func aBatchWithDependenciesOrAboveTheRunningPriorityIsRegisteredAtOnce() async throws {
         let (queue, long, _) = try await busyQueue(tinyJobs: 10)
         let first = try queue.submit(.isPrime(97))

@@ -71,6 +71,58 @@ import Testing
     }
 
     /// The digit count that every integer candidate is checked with, at each power of ten and around it.
+    @Test func aJobKeepsItsProgressIntervalToTheNanosecond() throws {
+        let queue = JobQueue(maxConcurrentJobs: 1)
+        queue.suspend()
+        let cases: [(Duration, Duration)] = [
+            (.milliseconds(250), .milliseconds(250)), (.zero, .zero), (.nanoseconds(1), .nanoseconds(1)),
+            (.seconds(86_400 * 365), .seconds(86_400 * 365)), (.nanoseconds(123_456_789), .nanoseconds(123_456_789)),
+            (.seconds(1.5), .milliseconds(1_500)),
+            // Below a nanosecond toward zero; beyond 2^63 nanoseconds (292 years) saturated.
+            (.nanoseconds(7) + .seconds(1e-10), .nanoseconds(7)), (.seconds(Int64.max), .nanoseconds(Int64.max)),
+            (.seconds(Int64.min), .nanoseconds(Int64.min)),
+        ]
+        for (given, kept) in cases {
+            let job = try queue.submit(.isPrime(97).progressInterval(given))
+            #expect(job.progressInterval == kept, "\(given)")
+        }
+    }
+
+    @Test func aSmallJobReportsItsFinalProgressFromItsAnswer() async throws {
+        // Below 2^32 a job is answered in one kernel call and keeps no progress of its own: what it reports when it
+        // finishes, and whenever it is read afterwards, comes from its answer.
+        let queue = JobQueue(maxConcurrentJobs: 2)
+        for n: UInt64 in [2, 3, 4, 97, 1_000_001, 600_851, 4_294_967_291, 4_294_967_295] {
+            for request in [JobRequest.isPrime(n), .factor(n), .factor(String(n))] {
+                let job = try queue.submit(request.progressInterval(.zero))
+                let updates = Recorder<JobProgress>()
+                job.onProgress { updates.append($0) }
+                _ = try await job.result
+                let progress = job.progress
+                #expect(progress.percent == 100 && progress.stage == "done" && progress.stageFraction == 1)
+                // The kernel's own count for the number (pk_small_factor), tested divisors and all.
+                let kernel = try #require(SmallAnswer(value: n, mode: job.mode)).progress
+                #expect(progress.divisorsTested == kernel.divisorsTested && progress.workDone == kernel.workDone)
+                #expect(progress.nextDivisor == kernel.nextDivisor)
+                #expect(n < 97 || progress.divisorsTested > 0)
+                var primes: [String] = []
+                var rest = n
+                var divisor: UInt64 = 2
+                while divisor * divisor <= rest {
+                    if rest % divisor == 0 { primes.append(String(divisor)) }
+                    while rest % divisor == 0 { rest /= divisor }
+                    divisor += 1
+                }
+                if rest > 1 { primes.append(String(rest)) }
+                #expect(progress.factors == primes, "\(n)")
+                #expect(job.progress.divisorsTested == progress.divisorsTested)
+                if let last = updates.values.last {
+                    #expect(last.percent == 100 && last.factors == primes && last.divisorsTested == progress.divisorsTested)
+                }
+            }
+        }
+    }
+
     @Test func decimalLengthAtPowersOfTen() {
         #expect(CandidateText.decimalLength(0) == 1)
         #expect(CandidateText.decimalLength(9) == 1)

@@ -13,14 +13,16 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     let scheduler: Scheduler
     /// The job's share of a batch's work, proportional to its estimated kernel work.
     let estimatedWork: Double
-    /// The shortest time between two progress snapshots.
-    public let progressInterval: Duration
+    /// The shortest time between two progress snapshots (to the nanosecond).
+    public var progressInterval: Duration { .nanoseconds(progressNanoseconds) }
+    /// `progressInterval` in nanoseconds (saturating): half a `Duration`'s 16 bytes.
+    private let progressNanoseconds: Int64
     /// The candidate as submitted (an integer one is written out only when `candidate` is read).
     let submitted: JobCandidate
     /// What the job computes.
     public let kind: JobKind
-    /// How many pieces the job's divisor range was cut into (1 unless split; at most 64).
-    let pieceCount: Int32
+    /// The job runs as one piece (its divisor range was not cut for several workers).
+    let onePiece: Bool
     /// Complete factorization, or trial division over a range.
     let mode: FactorMode
     /// A trial-division factor job's result carries its final checkpoint (``JobRequest/keepsFinalCheckpoint``).
@@ -32,6 +34,9 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// The candidate, decimal.
     public var candidate: String { submitted.decimal }
 
+    /// How many pieces the job has now (a split job's until they merge, ECM shares while they run).
+    var pieceCount: Int { core.withLock(anchoredTo: self) { $0.pieces.count } }
+
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList?, mode: FactorMode = .trialDivision,
          effort: JobEffort? = nil, inIntake: Bool = false, keepsFinalCheckpoint: Bool = false,
@@ -39,14 +44,20 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
         self.mode = mode
         self.keepsFinalCheckpoint = keepsFinalCheckpoint
         self.effort = effort
-        self.pieceCount = Int32(pieces?.count ?? 1)
+        self.onePiece = (pieces?.count ?? 1) == 1
         self.id = id
         self.kind = kind
         self.submitted = candidate
-        self.progressInterval = progressInterval
+        self.progressNanoseconds = Self.nanoseconds(progressInterval)
         self.estimatedWork = estimatedWork
         self.scheduler = scheduler
         self.core = Mutex(JobCore(priority: priority, pieces: consume pieces, inIntake: inIntake))
+    }
+
+    /// `duration` in whole nanoseconds, toward zero; saturated at the ends of `Int64`. (Not through `components`,
+    /// which costs a 128-bit multiplication and division, four times this.)
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        Int64(clamping: duration.attoseconds / 1_000_000_000)
     }
 
     public static func == (lhs: Job, rhs: Job) -> Bool { lhs === rhs }

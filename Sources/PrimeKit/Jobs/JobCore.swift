@@ -75,14 +75,7 @@ final class JobCoreExtras: @unchecked Sendable {
 /// queue's mutex (so readers may take the job's mutex alone).
 struct JobCore: Sendable {
     var pieces: PieceList
-    /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
-    /// allocated on first use and keep every job's footprint small. Measured against the same fields stored here
-    /// (engine benchmark): batch submission of 10^6 jobs takes half the page faults (76,767 against 158,799) and
-    /// 1.5x the rate, and one-by-one jobs 19 % fewer instructions (callgrind). A cancel request and the count of
-    /// unmet dependencies live there too (16 bytes less a job: its allocation fits 272 bytes, not 288).
-    private var extras: JobCoreExtras?
-    var outcome: JobOutcome?
-    // The one-byte fields come last, where they share the words after `outcome`.
+    // The one-byte fields follow the pieces, where they share the words after the first piece.
     var state: JobState = .pending
     var priority: JobPriority
     var pauseRequest: PauseOrigin?
@@ -97,6 +90,13 @@ struct JobCore: Sendable {
     var inIntake = false
     /// The most ECM shares of this job a worker was stepping at once (tests read it: shares run side by side).
     var peakSharesOnWorkers: UInt8 = 0
+    /// Waiters, listeners, snapshots and dependencies: most small jobs never need them, so they live in a box
+    /// allocated on first use and keep every job's footprint small. Measured against the same fields stored here
+    /// (engine benchmark): batch submission of 10^6 jobs takes half the page faults (76,767 against 158,799) and
+    /// 1.5x the rate, and one-by-one jobs 19 % fewer instructions (callgrind). A cancel request and the count of
+    /// unmet dependencies live there too (16 bytes less a job).
+    private var extras: JobCoreExtras?
+    var outcome: JobOutcome?
 
     /// False while nobody has waited on, listened to, cancelled or checkpointed the job and it has no dependencies
     /// (most small jobs): every field kept in the extras is then at its initial value, and ending the job has
@@ -253,20 +253,24 @@ struct JobCore: Sendable {
         var factors: [PrimeFactor] = []
         // ECM shares all stand at the job's percentage until they merge (a share that is over is not done).
         let shares = pieces.count > 1 && pieces.read(0, \.ecmShare)
+        // A small job's answer keeps its final progress and its factors until they are read (any other job's are
+        // in its pieces); such a job has one piece.
+        let small: SmallAnswer? = if case .small(let answer) = outcome { answer } else { nil }
+        let smallProgress = small?.progress
         for piece in pieces {
-            percent += piece.weight * (piece.finished && !shares ? 100 : piece.progress.percent)
-            tested &+= piece.progress.divisorsTested
-            work &+= piece.progress.workDone
+            let progress = smallProgress ?? piece.progress
+            percent += piece.weight * (piece.finished && !shares ? 100 : progress.percent)
+            tested &+= progress.divisorsTested
+            work &+= progress.workDone
             if !piece.finished { next = min(next, piece.nextDivisor) }
             factors += piece.factors
         }
-        if next == UInt64.max { next = pieces.map(\.nextDivisor).max() ?? 0 }
+        if next == UInt64.max { next = smallProgress?.nextDivisor ?? pieces.map(\.nextDivisor).max() ?? 0 }
         let run = pieces.read(0) { $0.range?.run }
         let delivered = run?.computed ?? 0
         let rangeComplete = run?.isComplete ?? false
         if let run { percent = rangeComplete ? 100 : Double(delivered) / Double(run.total) * 100 }
-        // A small job's answer keeps its factors until they are read (any other job's are in its pieces).
-        if factors.isEmpty, case .small(let answer) = outcome { factors = answer.primeFactors() }
+        if factors.isEmpty, let small { factors = small.primeFactors() }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
         }
@@ -279,10 +283,11 @@ struct JobCore: Sendable {
         var ecm: KernelProgress?
         if pieces.count == 1 {
             let piece = pieces[0]
-            stage = piece.finished ? .done : piece.progress.stage
-            fraction = piece.finished ? 1 : piece.progress.stageFraction
-            partsLeft = piece.finished ? 0 : Int(piece.progress.partsLeft)
-            if stage == .ecm { ecm = piece.progress }
+            let progress = smallProgress ?? piece.progress
+            stage = piece.finished ? .done : progress.stage
+            fraction = piece.finished ? 1 : progress.stageFraction
+            partsLeft = piece.finished ? 0 : Int(progress.partsLeft)
+            if stage == .ecm { ecm = progress }
         } else if shares {
             // The curves below the lowest share's current one are all done: its fraction never goes back, and
             // the merged job's is at least that.

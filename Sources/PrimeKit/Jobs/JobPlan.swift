@@ -86,8 +86,7 @@ enum JobPlan {
     @inline(__always)
     private static func estimatedWork(_ submitted: JobCandidate, _ range: ClosedRange<UInt64>?) -> Double {
         let divisors = range.map { $0.upperBound - $0.lowerBound &+ 1 } ?? 0
-        let unitsPerDivisor = CandidateText.unitsPerDivisor(digits: submitted.digits)
-        return max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * unitsPerDivisor)
+        return max(1, Double(divisors == 0 && range != nil ? UInt64.max : divisors) * submitted.unitsPerDivisor)
     }
 
     /// A complete job's estimated work. It runs unsplit. Its kernel job is made on its first slice, unless the

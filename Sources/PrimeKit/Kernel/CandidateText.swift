@@ -43,6 +43,8 @@ package enum CandidateText {
 
     /// Checks a candidate submitted as an integer against the same rules as text.
     static func validateCandidate(_ value: UInt64, maxDigits: Int) throws(PrimeKitError) {
+        // Every 64-bit integer has at most 20 digits: its length matters only under a lower limit.
+        if value >= 2 && maxDigits >= 20 { return }
         try checkSize(value: value, digits: decimalLength(value), maxDigits: maxDigits)
     }
 
@@ -120,6 +122,13 @@ struct JobCandidate: Sendable {
 
     /// Its number of decimal digits.
     var digits: Int { text.isEmpty ? value.map(CandidateText.decimalLength) ?? 0 : text.utf8.count }
+
+    /// Approximate kernel work units per trial divisor (``CandidateText/unitsPerDivisor(digits:)``).
+    var unitsPerDivisor: Double {
+        // Up to 20 digits only the 20th changes the answer: an integer's length need not be counted.
+        guard text.isEmpty, let value else { return CandidateText.unitsPerDivisor(digits: digits) }
+        return CandidateText.unitsPerDivisor(digits: value >= 10_000_000_000_000_000_000 ? 20 : 19)
+    }
 
     /// The value when it is below 2^128 (parsed from the text when it does not fit 64 bits).
     var wordValue: UInt128? {

@@ -459,16 +459,21 @@ struct SmallAnswer: Sendable {
     /// What the job asked for (the answer is the same either way below 2^32).
     let mode: FactorMode
 
-    /// Factors `value`; nil unless 2 <= `value` < 2^32. `progress` receives the call's final progress.
-    init?(value: UInt64?, mode: FactorMode, progress: inout KernelProgress) {
+    /// Factors `value`; nil unless 2 <= `value` < 2^32.
+    init?(value: UInt64?, mode: FactorMode) {
         guard let value, value >= 2, let n = UInt32(exactly: value) else { return nil }
         guard let raw = Self.factor(n) else { return nil }
         self.n = n
         self.mode = mode
         self.isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
-        progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
-                                  divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),
-                                  factorsFound: raw.factor_count, stageFraction: 1, done: true, stage: .done)
+    }
+
+    /// The kernel's final progress for this answer (found again when somebody reads it, like the factors).
+    var progress: KernelProgress {
+        guard let raw = Self.factor(n) else { return KernelProgress() }
+        return KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
+                              divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),
+                              factorsFound: raw.factor_count, stageFraction: 1, done: true, stage: .done)
     }
 
     private static func factor(_ n: UInt32) -> pk_small_answer? {

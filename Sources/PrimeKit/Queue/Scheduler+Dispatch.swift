@@ -47,7 +47,7 @@ extension Scheduler {
                 continuing = false
             }
             let entry = continuing ? s.continuing[bestLevel].first! : s.fresh[bestLevel].first!
-            if let limit, entry.job.estimatedWork >= limit || entry.job.pieceCount > 1 { return nil }
+            if let limit, entry.job.estimatedWork >= limit || !entry.job.onePiece { return nil }
             let budget = s.budget
             let taken: Assignment? = entry.job.core.withLock(anchoredTo: entry.job) { core in
                 guard isDispatchable(entry, &core) else { return nil }

@@ -12,9 +12,66 @@ import Synchronization
 /// worker is parked (registering it wakes one, the shortest way to a lone job's start); a batch joins the intake
 /// and wakes one parked worker, which wakes the next while more is waiting than one trip takes.
 struct Intake: Sendable {
-    var jobs = Deque<Job>()
+    var jobs = IntakeJobs()
     /// Set at shutdown: later submissions are refused.
     var closed = false
+}
+
+/// The intake's jobs in submission order, in the arrays they came in: a batch joins as the array its submitter
+/// gets back (one reference, not one per job, and no second list of a million jobs), and single jobs gather in an
+/// array of the intake's own.
+struct IntakeJobs: Sendable {
+    private var batches = Deque<[Job]>()
+    /// How many jobs of the first array were taken.
+    private var taken = 0
+    /// The last array is the intake's own: single jobs join it.
+    private var lastIsOwn = false
+
+    var isEmpty: Bool { batches.isEmpty }
+
+    /// The oldest job; nil when there is none.
+    var first: Job? { batches.isEmpty ? nil : batches[0][taken] }
+
+    mutating func append(_ job: Job) {
+        if lastIsOwn {
+            batches[batches.count - 1].append(job)
+        } else {
+            batches.append([job])
+            lastIsOwn = true
+        }
+    }
+
+    mutating func append(contentsOf jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        batches.append(jobs)
+        lastIsOwn = false
+    }
+
+    /// Takes the oldest job. The intake must not be empty.
+    mutating func removeFirst() -> Job {
+        let job = batches[0][taken]
+        taken += 1
+        if taken == batches[0].count {
+            batches.removeFirst()
+            taken = 0
+            if batches.isEmpty { lastIsOwn = false }
+        }
+        return job
+    }
+
+    /// Calls `body` with every job, oldest first.
+    func forEach(_ body: (Job) -> Void) {
+        for (index, batch) in batches.enumerated() {
+            for position in (index == 0 ? taken : 0)..<batch.count { body(batch[position]) }
+        }
+    }
+
+    /// Empties the intake, keeping its capacity.
+    mutating func removeAll() {
+        batches.removeAll(keepingCapacity: true)
+        taken = 0
+        lastIsOwn = false
+    }
 }
 
 /// Names the intake's lock to ThreadSanitizer (a lock announced under the queue's own anchor would hide races
@@ -30,8 +87,11 @@ extension Scheduler {
             swap(&intake.jobs, &s.intakeDrained)
             intakeCount.store(0, ordering: .sequentiallyConsistent)
         }
-        for index in s.intakeDrained.indices { register(s.intakeDrained[index], dependencies: [], &s, &effects) }
-        s.intakeDrained.removeAll(keepingCapacity: true)
+        var drained = IntakeJobs()
+        swap(&drained, &s.intakeDrained)
+        drained.forEach { register($0, dependencies: [], &s, &effects) }
+        drained.removeAll()
+        swap(&drained, &s.intakeDrained)
     }
 
     /// A worker's trip into the lock: while nothing waits in the ready deques, the worker takes the oldest small
@@ -48,7 +108,7 @@ extension Scheduler {
         let budget = s.budget
         let smallLimit = Double(budget) / Double(Self.batchLimit)
         intake.withLock(anchoredTo: intakeAnchor) { intake in
-            while s.intakeSpare.count < Self.batchLimit, let job = intake.jobs.first, job.pieceCount == 1,
+            while s.intakeSpare.count < Self.batchLimit, let job = intake.jobs.first, job.onePiece,
                   job.estimatedWork <= smallLimit {
                 s.intakeSpare.append(intake.jobs.removeFirst())
             }

@@ -86,9 +86,9 @@ extension Scheduler {
                 core.pieces.update(piece) {
                     $0.onWorker = false
                     $0.finished = true
-                    $0.progress = progress
+                    if let progress { $0.progress = progress }
                     // A finished job's listed factors come with the report, read on the worker; a small job's stay in
-                    // its answer until read (`JobCore.measure` looks there).
+                    // its answer until read, with its progress (`JobCore.measure` looks there).
                     if let factors { $0.factors = factors }
                 }
                 if let outcome {
@@ -377,6 +377,8 @@ extension Scheduler {
         if extras { core.stateWaiters = [] }
         let end = JobEnd(outcome: outcome, dependents: extras ? core.dependents : [])  // kept in the extras
         if extras { core.dependents = [] }
+        // Set before the last snapshot: a small job's final progress comes from its answer.
+        core.outcome = outcome
         switch outcome {
         case .success, .small:
             if extras && core.hasProgressObservers {
@@ -395,7 +397,6 @@ extension Scheduler {
             }
             transition(job, &core, to: .cancelled, &s, &effects)
         }
-        core.outcome = outcome
         let finalState = core.state
         if let run = core.pieces.read(0, { $0.range?.run }) {
             let error: (any Error)? = switch outcome {

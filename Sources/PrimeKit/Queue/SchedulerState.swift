@@ -51,8 +51,8 @@ struct SchedulerState: Sendable {
     var tapProgress = false
     /// The tap's ``QueueTap/holdsResults``: a finished job answers `result` only after the tap has seen its end.
     var tapHoldsResults = false
-    /// The intake's jobs while they are registered (its deque and this one swap, keeping both capacities).
-    var intakeDrained = Deque<Job>()
+    /// The intake's jobs while they are registered (the intake's and this one swap, keeping both capacities).
+    var intakeDrained = IntakeJobs()
     /// The intake's jobs a worker takes for itself.
     var intakeSpare: [Job] = []
 

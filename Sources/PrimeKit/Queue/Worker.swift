@@ -40,8 +40,9 @@ struct Assignment: Sendable {
 enum SliceReport: Sendable {
     /// The piece stepped (or was held before its first step) and has work left.
     case stepped(Job, piece: Int, KernelStep?, KernelProgress, factors: [PrimeFactor]?, elapsed: Duration, units: UInt64)
-    /// The piece finished; for a one-piece job with the job's result.
-    case finished(Job, piece: Int, KernelProgress, factors: [PrimeFactor]?, outcome: JobOutcome?)
+    /// The piece finished; for a one-piece job with the job's result. The progress is nil for a small answer,
+    /// which gives its own (``SmallAnswer/progress``).
+    case finished(Job, piece: Int, KernelProgress?, factors: [PrimeFactor]?, outcome: JobOutcome?)
     /// The piece could not be created or stepped.
     case failed(Job, piece: Int, PrimeKitError)
     /// A range job's buffer of unread blocks was full: the piece did no work and waits for its consumer.
@@ -206,14 +207,13 @@ extension Scheduler {
         }
         if let run = assignment.range?.run { return runRangeSlice(assignment, run) }
         let kernel: KernelJob
-        var smallProgress = KernelProgress()
         if let existing = assignment.kernel {
             kernel = existing
         } else if assignment.single, assignment.range == nil,
-                  let small = SmallAnswer(value: job.submitted.value, mode: job.mode, progress: &smallProgress) {
-            // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all.
-            return .finished(job, piece: assignment.piece, smallProgress, factors: nil,
-                             outcome: .small(small))
+                  let small = SmallAnswer(value: job.submitted.value, mode: job.mode) {
+            // Below 2^32 the whole answer is one kernel call, far less than a slice: no kernel job at all (and
+            // the final progress is the answer's).
+            return .finished(job, piece: assignment.piece, nil, factors: nil, outcome: .small(small))
         } else if assignment.single, assignment.range == nil, job.mode == .complete,
                   job.effort?.allowsWordAnswer ?? true, let value = job.submitted.wordValue {
             // A complete job below 2^128: the kernel's batch call answers in one call (microseconds below 2^64,
