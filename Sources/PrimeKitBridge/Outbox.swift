@@ -131,9 +131,18 @@ final class Outbox: @unchecked Sendable {
         }
     }
 
-    /// Opens a range job's block stream: its `job/finished` waits for ``endRange(_:)``.
+    /// Opens a range job's block stream: its `job/finished` waits for ``endRange(_:)``, also when it came already
+    /// (a short job can finish between its submission and this call, while its response is not out yet: then
+    /// the response would have released it ahead of the blocks, and the blocks, for a job no longer known, would
+    /// have been held for ever).
     func startRange(_ id: JobID) {
-        condition.withLock { _ = rangeStreams.insert(id) }
+        condition.withLock {
+            rangeStreams.insert(id)
+            if case .held(let progress, let finished?)? = gates[id] {
+                gates[id] = .held(progress: progress, finished: nil)
+                rangeFinished[id] = finished
+            }
+        }
     }
 
     /// Queues a `job/rangeBlock` line (after the response that announced the job).

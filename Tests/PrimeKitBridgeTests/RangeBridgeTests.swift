@@ -20,6 +20,29 @@ import Testing
         return nil
     }
 
+    @Test func aRangeJobFinishedBeforeItsBlockStreamOpenedSendsItsBlocksBeforeItsEnd() {
+        // A short range job can finish between its submission and the opening of its block stream, before its
+        // response is out. Its job/finished must still come after its blocks, and no block may be lost: the
+        // outbox sees the same calls in that order.
+        let output = MemoryOutput()
+        let outbox = Outbox(output: output)
+        let id = JobID(rawValue: 7)
+        func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0A] }
+        outbox.finished(id, line(#"{"jsonrpc":"2.0","method":"job/finished","params":{"jobId":"j7","state":"succeeded"}}"#))
+        outbox.startRange(id)
+        outbox.respond(line(#"{"jsonrpc":"2.0","id":1,"result":{"jobId":"j7","state":"running"}}"#), announcing: [id])
+        for seq in 1...2 {
+            outbox.rangeBlock(id, line(#"{"jsonrpc":"2.0","method":"job/rangeBlock","params":{"jobId":"j7","seq":\#(seq)}}"#))
+        }
+        outbox.endRange(id)
+        outbox.close()
+        let written = output.log.messages.map { message -> String in
+            if case .string(let method)? = message["method"] { return method }
+            return "response"
+        }
+        #expect(written == ["response", "job/rangeBlock", "job/rangeBlock", "job/finished"])
+    }
+
     /// The `job/rangeBlock` of `job` with `seq`.
     static func block(_ session: Session, _ job: String, _ seq: Int) async throws -> JSONValue {
         try await session.log.notification("block \(seq) of \(job)") { message in
