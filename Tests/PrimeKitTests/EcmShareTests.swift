@@ -5,14 +5,12 @@ import Testing
 /// One complete job in ECM on every worker: its curves run as shares (ordinary queue entries of the job), merged
 /// back into one job when a share finds a factor or all are over (docs/queue.md, "One big job on all cores").
 @Suite(.timeLimit(.minutes(5))) struct EcmShareTests {
-    /// The job's pieces right now.
-    private func pieceCount(_ job: Job) -> Int { job.core.withLock { $0.pieces.count } }
     /// The most shares of the job that were on workers at once.
     private func peakShares(_ job: Job) -> Int { Int(job.core.withLock { $0.peakSharesOnWorkers }) }
 
     /// Waits for a progress update in ECM while the job runs as shares.
     private func waitForShares(_ job: Job) async {
-        for await update in job.progressUpdates where update.stage == "ecm" && pieceCount(job) > 1 { break }
+        for await update in job.progressUpdates where update.stage == "ecm" && job.pieceCount > 1 { break }
     }
 
     @Test func twoWorkersRunTheSharesAndGiveTheOneWorkerAnswer() async throws {
@@ -27,7 +25,7 @@ import Testing
         // One worker never shares; on two, both workers stepped a share at the same time.
         #expect(peakShares(alone) == 0)
         #expect(peakShares(shared) == 2)
-        #expect(pieceCount(shared) == 1)
+        #expect(shared.pieceCount == 1)
     }
 
     @Test func progressNeverGoesBackAndSaysEcmWhileShared() async throws {
@@ -43,7 +41,7 @@ import Testing
                             "\(update.stage): \(last.stageFraction) -> \(update.stageFraction)")
                 }
             }
-            if update.stage == "ecm" && pieceCount(job) > 1 { sawShares = true }
+            if update.stage == "ecm" && job.pieceCount > 1 { sawShares = true }
             last = update
         }
         #expect(sawShares)

@@ -1,5 +1,5 @@
 import Foundation
-import PrimeKit
+@testable import PrimeKit
 import Testing
 
 /// Candidates whose trial division takes long enough to pause or cancel them mid-way.
@@ -40,6 +40,11 @@ extension JobQueue {
         configure(&configuration)
         return JobQueue(configuration: configuration)
     }
+}
+
+extension Job {
+    /// How many pieces the job has now (a split job's until they merge, ECM shares while they run).
+    var pieceCount: Int { core.withLock { $0.pieces.count } }
 }
 
 /// A thread-safe log of values, for callbacks and blocks (an NSLock, which ThreadSanitizer understands).

@@ -34,9 +34,6 @@ public final class Job: Sendable, Hashable, Identifiable, CustomStringConvertibl
     /// The candidate, decimal.
     public var candidate: String { submitted.decimal }
 
-    /// How many pieces the job has now (a split job's until they merge, ECM shares while they run).
-    var pieceCount: Int { core.withLock(anchoredTo: self) { $0.pieces.count } }
-
     init(id: JobID, kind: JobKind, candidate: JobCandidate, progressInterval: Duration, estimatedWork: Double,
          priority: JobPriority, pieces: consuming PieceList?, mode: FactorMode = .trialDivision,
          effort: JobEffort? = nil, inIntake: Bool = false, keepsFinalCheckpoint: Bool = false,

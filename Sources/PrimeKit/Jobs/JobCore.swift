@@ -255,7 +255,8 @@ struct JobCore: Sendable {
         let shares = pieces.count > 1 && pieces.read(0, \.ecmShare)
         // A small job's answer keeps its final progress and its factors until they are read (any other job's are
         // in its pieces); such a job has one piece.
-        let small: SmallAnswer? = if case .small(let answer) = outcome { answer } else { nil }
+        let small: (progress: KernelProgress, factors: [PrimeFactor])? =
+            if case .small(let answer) = outcome { answer.progressAndFactors() } else { nil }
         let smallProgress = small?.progress
         for piece in pieces {
             let progress = smallProgress ?? piece.progress
@@ -270,7 +271,7 @@ struct JobCore: Sendable {
         let delivered = run?.computed ?? 0
         let rangeComplete = run?.isComplete ?? false
         if let run { percent = rangeComplete ? 100 : Double(delivered) / Double(run.total) * 100 }
-        if factors.isEmpty, let small { factors = small.primeFactors() }
+        if factors.isEmpty, let small { factors = small.factors }
         if pieces.count > 1 {
             factors.sort { ($0.prime.utf8.count, $0.prime) < ($1.prime.utf8.count, $1.prime) }
         }

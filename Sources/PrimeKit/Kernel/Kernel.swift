@@ -469,11 +469,16 @@ struct SmallAnswer: Sendable {
     }
 
     /// The kernel's final progress for this answer (found again when somebody reads it, like the factors).
-    var progress: KernelProgress {
-        guard let raw = Self.factor(n) else { return KernelProgress() }
-        return KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
-                              divisorsTested: UInt64(raw.divisors_tested), workDone: UInt64(raw.divisors_tested),
-                              factorsFound: raw.factor_count, stageFraction: 1, done: true, stage: .done)
+    var progress: KernelProgress { progressAndFactors().progress }
+
+    /// The final progress and every prime factor with its exponent, ascending, from one kernel call.
+    func progressAndFactors() -> (progress: KernelProgress, factors: [PrimeFactor]) {
+        guard let raw = Self.factor(n) else { return (KernelProgress(), []) }
+        let progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),
+                                      divisorsTested: UInt64(raw.divisors_tested),
+                                      workDone: UInt64(raw.divisors_tested), factorsFound: raw.factor_count,
+                                      stageFraction: 1, done: true, stage: .done)
+        return (progress, Self.primeFactors(raw))
     }
 
     private static func factor(_ n: UInt32) -> pk_small_answer? {
@@ -498,6 +503,10 @@ struct SmallAnswer: Sendable {
     /// Every prime factor with its exponent, ascending.
     func primeFactors() -> [PrimeFactor] {
         guard let raw = Self.factor(n) else { return [] }
+        return Self.primeFactors(raw)
+    }
+
+    private static func primeFactors(_ raw: pk_small_answer) -> [PrimeFactor] {
         var factors: [PrimeFactor] = []
         factors.reserveCapacity(raw.factor_count)
         withUnsafeBytes(of: raw.primes) { primes in
