@@ -23,10 +23,11 @@ private struct CrashLoopReport: Sendable {
     var idleChildren = 0
 }
 
-/// Starts the child on `directory`, waits for its "ready" line, lets it run for a random moment, SIGKILLs it, and
-/// checks that every generation it reported as durable is still on disk (or superseded by a newer one or a
-/// result). Runs on a thread of its own: it blocks on pipes and sleeps a random delay, which is the chaos itself,
-/// not synchronisation.
+/// Starts the child on `directory`, waits for its "ready" line (and, every other time, for its first "saved" line
+/// or "idle", so that kills also land after durable writes however slow the machine is), lets it run for a random
+/// moment, SIGKILLs it, and checks that every generation it reported as durable is still on disk (or superseded by
+/// a newer one or a result). Runs on a thread of its own: it blocks on pipes and sleeps a random delay, which is
+/// the chaos itself, not synchronisation.
 private func crashLoop(directory: String, iterations: Int, intervalMs: Int, seed: UInt64) -> CrashLoopReport {
     var report = CrashLoopReport()
     var random = SplitMix(seed: seed)
@@ -44,11 +45,15 @@ private func crashLoop(directory: String, iterations: Int, intervalMs: Int, seed
         }
         let reader = output.fileHandleForReading
         var text = ""
-        while !text.contains("ready") {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        func readUntil(_ done: (String) -> Bool) {
+            while !done(text) {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
         }
+        readUntil { $0.contains("ready") }
+        if iteration % 2 == 1 { readUntil { $0.contains("saved ") || $0.contains("idle") } }
         if let ready = text.split(separator: "\n").first(where: { $0.hasPrefix("ready") }),
            ready.split(separator: " ").last != "0" {
             report.problems.append("iteration \(iteration): the child quarantined files: \(ready)")
