@@ -101,7 +101,7 @@ import Testing
                 let progress = job.progress
                 #expect(progress.percent == 100 && progress.stage == "done" && progress.stageFraction == 1)
                 // The kernel's own count for the number (pk_small_factor), tested divisors and all.
-                let kernel = try #require(SmallAnswer(value: n, mode: job.mode)).progress
+                let kernel = try #require(SmallAnswer(value: n, mode: job.mode)).progressAndFactors().progress
                 #expect(progress.divisorsTested == kernel.divisorsTested && progress.workDone == kernel.workDone)
                 #expect(progress.nextDivisor == kernel.nextDivisor)
                 #expect(n < 97 || progress.divisorsTested > 0)

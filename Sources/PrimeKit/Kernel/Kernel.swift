@@ -468,10 +468,8 @@ struct SmallAnswer: Sendable {
         self.isPrime = raw.factor_count == 1 && raw.exponents.0 == 1
     }
 
-    /// The kernel's final progress for this answer (found again when somebody reads it, like the factors).
-    var progress: KernelProgress { progressAndFactors().progress }
-
-    /// The final progress and every prime factor with its exponent, ascending, from one kernel call.
+    /// The kernel's final progress for this answer (found again when somebody reads it, like the factors)
+    /// and every prime factor with its exponent, ascending, from one kernel call.
     func progressAndFactors() -> (progress: KernelProgress, factors: [PrimeFactor]) {
         guard let raw = Self.factor(n) else { return (KernelProgress(), []) }
         let progress = KernelProgress(percent: 100, nextDivisor: UInt64(raw.next_divisor),

@@ -41,7 +41,7 @@ enum SliceReport: Sendable {
     /// The piece stepped (or was held before its first step) and has work left.
     case stepped(Job, piece: Int, KernelStep?, KernelProgress, factors: [PrimeFactor]?, elapsed: Duration, units: UInt64)
     /// The piece finished; for a one-piece job with the job's result. The progress is nil for a small answer,
-    /// which gives its own (``SmallAnswer/progress``).
+    /// which gives its own (``SmallAnswer/progressAndFactors()``).
     case finished(Job, piece: Int, KernelProgress?, factors: [PrimeFactor]?, outcome: JobOutcome?)
     /// The piece could not be created or stepped.
     case failed(Job, piece: Int, PrimeKitError)
