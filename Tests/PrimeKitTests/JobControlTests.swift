@@ -55,7 +55,9 @@ import Testing
         }
         #expect(second.state == .paused)
         try second.resume()
-        #expect(second.state == .ready || second.state == .running)
+        // Back in the queue, or already ended: a pause that landed late leaves little of the time limit, and on a
+        // busy machine the worker can spend it before this line reads the state (the checks below still hold).
+        #expect([.ready, .running, .succeeded].contains(second.state))
         let result = try #require(try await second.result.factorization)
         #expect(!result.complete && result.parts.map(\.value) == [Slow.semiprime100])
         #expect(second.state == .succeeded)
